@@ -1,0 +1,349 @@
+// Package agent is everything corral does on one machine: it owns the tmux
+// server, starts and ends sessions, runs Claude with corral's hooks, and
+// fuses every signal about a session (hooks, Claude's session files, the
+// transcript, the process tree, the screen) into one state through the
+// status engine. It never listens on TCP; hooks reach it over a unix socket.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/events"
+	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/status"
+	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/tmux"
+	"github.com/corral-dev/corral/internal/version"
+)
+
+// Config configures an Agent.
+type Config struct {
+	// DataDir holds the database, sockets, tmux config and Claude settings.
+	DataDir string
+	// Home is the home directory whose ~/.claude corral reads (default $HOME
+	// of Env).
+	Home string
+	// ClaudeBin and TmuxBin name the programs (default: found in PATH).
+	ClaudeBin string
+	TmuxBin   string
+	// CorralBin is the binary Claude runs for hooks (default: this one).
+	CorralBin string
+	// Env is the environment sessions start with (default os.Environ()).
+	Env []string
+	// Roots bound directory listings (default: Home).
+	Roots []string
+	// SafetyPoll is the interval of the one global safety check of tmux and
+	// processes (default 10 s). Everything else is event-driven.
+	SafetyPoll time.Duration
+	// Store is the open database (the caller owns it).
+	Store *store.Store
+	// Bus receives every change (default: a new one).
+	Bus    *events.Bus
+	Logger *slog.Logger
+}
+
+// Agent runs one machine's sessions.
+type Agent struct {
+	cfg      Config
+	log      *slog.Logger
+	tmux     *tmux.Server
+	store    *store.Store
+	bus      *events.Bus
+	settings string // path of the generated Claude settings file
+	started  time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	// transcripts maps a transcript's directory to the sessions whose
+	// transcripts live there, for the one fsnotify watcher.
+	twatch    *fsnotify.Watcher
+	tdirs     map[string]bool
+	reconcile chan struct{}
+	persistCh chan struct{}
+	dirty     map[string]bool
+	serverPID int
+
+	// storeMu orders database writes, so a late batch of states cannot
+	// bring back a session that Kill just deleted.
+	storeMu sync.Mutex
+
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New prepares an agent; Start runs it.
+func New(cfg Config) (*Agent, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("agent: no data directory")
+	}
+	if cfg.Store == nil {
+		return nil, errors.New("agent: no store")
+	}
+	if cfg.Env == nil {
+		cfg.Env = os.Environ()
+	}
+	if cfg.Home == "" {
+		cfg.Home = envGet(cfg.Env, "HOME")
+		if cfg.Home == "" {
+			cfg.Home, _ = os.UserHomeDir()
+		}
+	}
+	if cfg.ClaudeBin == "" {
+		cfg.ClaudeBin = "claude"
+	}
+	if cfg.TmuxBin == "" {
+		cfg.TmuxBin = "tmux"
+	}
+	if cfg.CorralBin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("agent: cannot find corral's own binary: %w", err)
+		}
+		if r, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = r
+		}
+		cfg.CorralBin = exe
+	}
+	if len(cfg.Roots) == 0 {
+		cfg.Roots = []string{cfg.Home}
+	}
+	if cfg.SafetyPoll <= 0 {
+		cfg.SafetyPoll = 10 * time.Second
+	}
+	if cfg.Bus == nil {
+		cfg.Bus = events.New(events.Options{})
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	ts := tmux.New(datadir.Socket(cfg.DataDir, datadir.TmuxSocket), filepath.Join(cfg.DataDir, datadir.TmuxConfig),
+		tmux.WithBinary(cfg.TmuxBin), tmux.WithEnv(sessionEnv(cfg.Env, "")...))
+	return &Agent{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		tmux:      ts,
+		store:     cfg.Store,
+		bus:       cfg.Bus,
+		settings:  filepath.Join(cfg.DataDir, datadir.Settings),
+		sessions:  map[string]*session{},
+		tdirs:     map[string]bool{},
+		reconcile: make(chan struct{}, 1),
+		persistCh: make(chan struct{}, 1),
+		dirty:     map[string]bool{},
+	}, nil
+}
+
+// Bus is where the agent publishes.
+func (a *Agent) Bus() *events.Bus { return a.bus }
+
+// Tmux is the agent's tmux server (terminal streaming attaches to it).
+func (a *Agent) Tmux() *tmux.Server { return a.tmux }
+
+// HookCommand is the command line Claude runs for every hook.
+func (a *Agent) HookCommand() string {
+	return claude.CommandLine(a.cfg.CorralBin, "hook", "--data-dir", a.cfg.DataDir)
+}
+
+// StatusLineCommand is the command line of corral's status line.
+func (a *Agent) StatusLineCommand() string {
+	return claude.CommandLine(a.cfg.CorralBin, "statusline", "--data-dir", a.cfg.DataDir)
+}
+
+// Start restores sessions from the database, opens the hook socket and
+// starts the watchers. It returns once the agent serves; Close stops it.
+func (a *Agent) Start(ctx context.Context) error {
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.started = time.Now()
+
+	// Claude's settings: regenerated whenever corral's path or data
+	// directory changes (the content names both).
+	settings, err := claude.SettingsJSON(a.HookCommand(), a.StatusLineCommand())
+	if err != nil {
+		return err
+	}
+	if _, err := claude.WriteIfChanged(a.settings, settings, 0o600); err != nil {
+		return fmt.Errorf("write claude settings: %w", err)
+	}
+	if err := a.tmux.WriteConfig(); err != nil {
+		return fmt.Errorf("write tmux config: %w", err)
+	}
+
+	hookSock := datadir.Socket(a.cfg.DataDir, datadir.HookSocket)
+	if err := datadir.EnsureSocketDir(hookSock); err != nil {
+		return err
+	}
+	ln, err := hook.Listen(hookSock)
+	if err != nil {
+		return fmt.Errorf("hook socket: %w", err)
+	}
+
+	if err := a.restore(ctx); err != nil {
+		ln.Close()
+		return err
+	}
+
+	tw, err := fsnotify.NewWatcher()
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("file watcher: %w", err)
+	}
+	a.twatch = tw
+
+	a.goLoop("hooks", func() { a.serveHooks(ln) })
+	a.goLoop("transcripts", a.watchTranscripts)
+	a.goLoop("session-files", func() {
+		err := claude.WatchSessionFiles(a.ctx, claude.SessionsDir(a.cfg.Home), a.onSessionFile)
+		if err != nil && a.ctx.Err() == nil {
+			a.log.Error("session file watcher stopped", "err", err)
+		}
+	})
+	a.goLoop("reconcile", a.reconcileLoop)
+	a.goLoop("persist", a.persistLoop)
+	go func() {
+		<-a.ctx.Done()
+		ln.Close()
+		tw.Close()
+	}()
+	// First reconciliation now: recreate what a dead tmux server lost,
+	// re-verify what was busy.
+	a.kickReconcile()
+	return nil
+}
+
+func (a *Agent) goLoop(name string, fn func()) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		fn()
+		a.log.Debug("loop ended", "loop", name)
+	}()
+}
+
+// Close stops the agent, leaving every tmux session running, and writes
+// the last states.
+func (a *Agent) Close() error {
+	if a.cancel != nil {
+		a.cancel()
+	}
+	a.wg.Wait()
+	return a.flush(context.Background())
+}
+
+// Version describes the agent.
+func (a *Agent) Version(ctx context.Context) api.VersionInfo {
+	v := api.VersionInfo{Version: version.String(), DataDir: a.cfg.DataDir, PID: os.Getpid(), StartedAt: a.started}
+	if tv, err := a.tmux.Version(ctx); err == nil {
+		v.Tmux = tv
+	}
+	return v
+}
+
+func (a *Agent) serveHooks(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if a.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+				a.log.Error("hook socket", "err", err)
+			}
+			return
+		}
+		go a.handleHookConn(c)
+	}
+}
+
+func (a *Agent) handleHookConn(c net.Conn) {
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	h, payload, err := hook.Read(c, hook.MaxPayload)
+	if err != nil {
+		a.log.Warn("bad hook delivery", "err", err)
+		return
+	}
+	a.onDelivery(h, payload)
+}
+
+func envGet(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// sessionEnv is the environment a session's pane starts with: the daemon's
+// own (so ANTHROPIC_BASE_URL and the like reach Claude), minus tmux's
+// variables, plus CORRAL_SESSION.
+func sessionEnv(env []string, id string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "TMUX", "TMUX_PANE", "CORRAL_SESSION":
+			continue
+		}
+		out = append(out, kv)
+	}
+	if id != "" {
+		out = append(out, "CORRAL_SESSION="+id)
+	}
+	return out
+}
+
+// lookPath finds bin in the PATH of the sessions' environment.
+func (a *Agent) lookPath(bin string) (string, error) {
+	if strings.Contains(bin, "/") {
+		if fi, err := os.Stat(bin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("%s is not an executable file", bin)
+		}
+		return bin, nil
+	}
+	for _, dir := range filepath.SplitList(envGet(a.cfg.Env, "PATH")) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, bin)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return exec.LookPath(bin)
+}
+
+// now is the agent's clock.
+func now() time.Time { return time.Now() }
+
+// apply folds one event into a session's state and publishes the result.
+// The caller holds a.mu.
+func (a *Agent) applyLocked(s *session, ev status.Event) {
+	prev := s.st.Status
+	ns, out := status.Apply(s.st, ev, now())
+	s.st = ns
+	if !out.Changed {
+		return
+	}
+	a.publishLocked(s, prev, out.Notify)
+}
+
+// publishLocked publishes a session's current state. The caller holds a.mu.
+func (a *Agent) publishLocked(s *session, prev api.Status, notify bool) {
+	s.updated = now()
+	a.bus.Update(s.toAPI(), prev, notify)
+	a.markDirtyLocked(s.id)
+}

@@ -1,0 +1,531 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/events"
+	"github.com/corral-dev/corral/internal/status"
+	"github.com/corral-dev/corral/internal/tmux"
+)
+
+// Sessions lists every session.
+func (a *Agent) Sessions(ctx context.Context) ([]api.Session, error) {
+	return a.bus.Sessions(), nil
+}
+
+// Session returns one session.
+func (a *Agent) Session(ctx context.Context, id string) (api.Session, error) {
+	s, ok := a.bus.Session(id)
+	if !ok {
+		return api.Session{}, api.Errorf(api.CodeNotFound, "no session %q", id)
+	}
+	return s, nil
+}
+
+// Subscribe streams changes (see events.Bus.Subscribe).
+func (a *Agent) Subscribe(ctx context.Context, since uint64) (*events.Sub, error) {
+	return a.bus.Subscribe(since), nil
+}
+
+const maxNameLen = 100
+
+func cleanName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if len(name) > maxNameLen {
+		return "", api.Errorf(api.CodeBadRequest, "name is longer than %d bytes", maxNameLen)
+	}
+	if !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "", api.Errorf(api.CodeBadRequest, "name has control characters")
+	}
+	return name, nil
+}
+
+// Create starts a session.
+func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session, error) {
+	name, err := cleanName(req.Name)
+	if err != nil {
+		return api.Session{}, err
+	}
+	dir, err := a.checkDir(req.Dir)
+	if err != nil {
+		return api.Session{}, err
+	}
+	kind := api.KindClaude
+	if req.Shell {
+		kind = api.KindShell
+		if req.Resume != "" || len(req.Args) > 0 {
+			return api.Session{}, api.Errorf(api.CodeBadRequest, "a shell session takes no resume id or claude arguments")
+		}
+	}
+	if req.Resume != "" && !validClaudeID(req.Resume) {
+		return api.Session{}, api.Errorf(api.CodeBadRequest, "resume: %q is not a Claude session id", req.Resume)
+	}
+	for _, arg := range req.Args {
+		if strings.ContainsRune(arg, 0) {
+			return api.Session{}, api.Errorf(api.CodeBadRequest, "claude arguments must not contain NUL")
+		}
+	}
+	if kind == api.KindClaude {
+		if _, err := a.lookPath(a.cfg.ClaudeBin); err != nil {
+			return api.Session{}, api.Errorf(api.CodeUnavailable,
+				"claude not found (%v): install Claude Code with `npm install -g @anthropic-ai/claude-code`", err)
+		}
+	}
+	if name == "" {
+		name = filepath.Base(dir)
+	}
+
+	s := &session{
+		id: newID(), name: a.uniqueName(name), dir: dir, kind: kind, args: req.Args,
+		created: now(), watching: map[int]bool{},
+	}
+	s.updated = s.created
+	s.st.ClaudeSessionID = req.Resume
+	if kind == api.KindClaude {
+		s.st, _ = status.Apply(s.st, status.Event{Kind: status.Launched}, now())
+		s.st.ClaudeSessionID = req.Resume
+	} else {
+		s.st.Status = api.StatusIdle
+	}
+
+	// The record goes to disk before the pane exists: a crash in between
+	// leaves a session to recreate, never a pane nobody knows.
+	a.storeMu.Lock()
+	err = a.store.PutSession(ctx, s.record())
+	a.storeMu.Unlock()
+	if err != nil {
+		return api.Session{}, fmt.Errorf("save session: %w", err)
+	}
+	if err := a.launch(ctx, s, req.Resume, req.Cols, req.Rows); err != nil {
+		a.storeMu.Lock()
+		a.store.DeleteSession(context.Background(), s.id)
+		a.storeMu.Unlock()
+		return api.Session{}, err
+	}
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.publishLocked(s, "", false)
+	out := s.toAPI()
+	a.mu.Unlock()
+	a.log.Info("session created", "id", s.id, "name", s.name, "dir", dir, "kind", kind)
+	return out, nil
+}
+
+// launch starts the session's pane: claude (resuming resume if set) or a
+// shell. After claude exits the pane drops to a shell, so the terminal and
+// any error stay visible and the person can start claude again.
+func (a *Agent) launch(ctx context.Context, s *session, resume string, cols, rows int) error {
+	if err := a.tmux.EnsureRunning(ctx); err != nil {
+		return api.Errorf(api.CodeUnavailable, "tmux: %v", err)
+	}
+	var argv []string
+	if s.kind == api.KindShell {
+		argv = []string{"/bin/sh", "-c", `exec "${SHELL:-/bin/sh}"`}
+	} else {
+		claudeArgv := []string{a.cfg.ClaudeBin, "--settings", a.settings}
+		if resume != "" {
+			claudeArgv = append(claudeArgv, "--resume", resume)
+		}
+		claudeArgv = append(claudeArgv, s.args...)
+		// The script is constant; the command arrives as "$@", so nothing
+		// from the request is ever parsed by a shell.
+		argv = append([]string{"/bin/sh", "-c", `"$@"; exec "${SHELL:-/bin/sh}"`, "corral"}, claudeArgv...)
+	}
+	pane, err := a.tmux.NewSession(ctx, tmux.NewSessionOptions{
+		Name: s.id, Dir: s.dir, Env: sessionEnv(a.cfg.Env, s.id), Argv: argv, Cols: cols, Rows: rows,
+	})
+	if err != nil {
+		return api.Errorf(api.CodeUnavailable, "start session: %v", err)
+	}
+	a.mu.Lock()
+	s.panePID = pane.PID
+	s.claudePID = 0
+	s.launchedAt = now()
+	s.screenChecks = 0
+	a.watchPIDLocked(s, pane.PID)
+	a.mu.Unlock()
+	a.watchServer()
+	if s.kind == api.KindClaude {
+		a.scheduleScreenCheck(s.id, time.Second)
+	}
+	return nil
+}
+
+func validClaudeID(id string) bool {
+	if len(id) < 8 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkDir validates a session's directory.
+func (a *Agent) checkDir(dir string) (string, error) {
+	if dir == "" {
+		return "", api.Errorf(api.CodeBadRequest, "dir is required")
+	}
+	if strings.ContainsRune(dir, 0) {
+		return "", api.Errorf(api.CodeBadRequest, "dir contains NUL")
+	}
+	if strings.HasPrefix(dir, "~/") || dir == "~" {
+		dir = filepath.Join(a.cfg.Home, strings.TrimPrefix(dir, "~"))
+	}
+	if !filepath.IsAbs(dir) {
+		return "", api.Errorf(api.CodeBadRequest, "dir must be an absolute path, got %q", dir)
+	}
+	dir = filepath.Clean(dir)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", api.Errorf(api.CodeBadRequest, "directory does not exist: %s", dir)
+		}
+		return "", api.Errorf(api.CodeBadRequest, "directory: %v", err)
+	}
+	if !fi.IsDir() {
+		return "", api.Errorf(api.CodeBadRequest, "not a directory: %s", dir)
+	}
+	return dir, nil
+}
+
+func (a *Agent) uniqueName(name string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	taken := map[string]bool{}
+	for _, s := range a.sessions {
+		taken[s.name] = true
+	}
+	if !taken[name] {
+		return name
+	}
+	for i := 2; ; i++ {
+		n := fmt.Sprintf("%s-%d", name, i)
+		if !taken[n] {
+			return n
+		}
+	}
+}
+
+// Kill ends a session: its pane and everything in it.
+func (a *Agent) Kill(ctx context.Context, id string) error {
+	a.storeMu.Lock()
+	defer a.storeMu.Unlock()
+	a.mu.Lock()
+	s, err := a.getLocked(id)
+	if err != nil {
+		a.mu.Unlock()
+		return err
+	}
+	delete(a.sessions, id)
+	delete(a.dirty, id)
+	a.mu.Unlock()
+	if err := a.tmux.KillSession(ctx, id); err != nil && !errors.Is(err, tmux.ErrNoSession) && !errors.Is(err, tmux.ErrNoServer) {
+		a.log.Warn("kill session", "id", id, "err", err)
+	}
+	if err := a.store.DeleteSession(context.Background(), id); err != nil {
+		a.log.Error("delete session", "id", id, "err", err)
+	}
+	a.bus.Remove(id)
+	a.log.Info("session killed", "id", id, "name", s.name)
+	return nil
+}
+
+// Rename renames a session.
+func (a *Agent) Rename(ctx context.Context, id, name string) (api.Session, error) {
+	name, err := cleanName(name)
+	if err != nil {
+		return api.Session{}, err
+	}
+	if name == "" {
+		return api.Session{}, api.Errorf(api.CodeBadRequest, "name is empty")
+	}
+	a.storeMu.Lock()
+	defer a.storeMu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, err := a.getLocked(id)
+	if err != nil {
+		return api.Session{}, err
+	}
+	old := s.name
+	s.name = name
+	if err := a.store.PutSession(ctx, s.record()); err != nil {
+		s.name = old
+		return api.Session{}, fmt.Errorf("save session: %w", err)
+	}
+	a.publishLocked(s, s.st.Status, false)
+	return s.toAPI(), nil
+}
+
+// SendText types text into a session, then presses Enter if asked.
+func (a *Agent) SendText(ctx context.Context, id string, req api.InputRequest) error {
+	if _, err := a.get(id); err != nil {
+		return err
+	}
+	if !utf8.ValidString(req.Text) {
+		return api.Errorf(api.CodeBadRequest, "text is not valid UTF-8")
+	}
+	if req.Text == "" && !req.Enter {
+		return api.Errorf(api.CodeBadRequest, "nothing to send")
+	}
+	if req.Text != "" {
+		if err := a.tmux.SendText(ctx, id, req.Text); err != nil {
+			return a.tmuxErr(err)
+		}
+	}
+	if req.Enter {
+		if err := a.tmux.SendKeys(ctx, id, "Enter"); err != nil {
+			return a.tmuxErr(err)
+		}
+	}
+	a.personActed(id, status.Input)
+	return nil
+}
+
+// SendKeys presses named keys in a session.
+func (a *Agent) SendKeys(ctx context.Context, id string, keys []string) error {
+	if _, err := a.get(id); err != nil {
+		return err
+	}
+	if len(keys) > 200 {
+		return api.Errorf(api.CodeBadRequest, "too many keys in one request (%d > 200)", len(keys))
+	}
+	if err := a.tmux.SendKeys(ctx, id, keys...); err != nil {
+		if errors.Is(err, tmux.ErrInvalid) {
+			return api.Errorf(api.CodeBadRequest, "%v", err)
+		}
+		return a.tmuxErr(err)
+	}
+	a.personActed(id, status.Input)
+	return nil
+}
+
+// Viewed records that a person looked at a session.
+func (a *Agent) Viewed(ctx context.Context, id string) error {
+	if _, err := a.get(id); err != nil {
+		return err
+	}
+	a.personActed(id, status.Viewed)
+	return nil
+}
+
+func (a *Agent) personActed(id string, k status.Kind) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sessions[id]; ok {
+		a.applyLocked(s, status.Event{Kind: k})
+	}
+}
+
+func (a *Agent) tmuxErr(err error) error {
+	if errors.Is(err, tmux.ErrNoSession) || errors.Is(err, tmux.ErrNoServer) {
+		a.kickReconcile()
+		return api.Errorf(api.CodeConflict, "the session's terminal is gone (%v)", err)
+	}
+	return api.Errorf(api.CodeUnavailable, "tmux: %v", err)
+}
+
+// Capture returns the visible screen, with history lines of scrollback.
+func (a *Agent) Capture(ctx context.Context, id string, history int) (api.Screen, error) {
+	if _, err := a.get(id); err != nil {
+		return api.Screen{}, err
+	}
+	text, err := a.tmux.Capture(ctx, id, tmux.CaptureOptions{History: history})
+	if err != nil {
+		return api.Screen{}, a.tmuxErr(err)
+	}
+	scr := api.Screen{Text: text}
+	if p, err := a.tmux.PaneInfo(ctx, id); err == nil {
+		scr.Cols, scr.Rows, scr.Cursor = p.Width, p.Height, [2]int{p.CursorX, p.CursorY}
+	}
+	return scr, nil
+}
+
+// Limits of Run.
+const (
+	runDefaultTimeout = time.Minute
+	runMaxTimeout     = 10 * time.Minute
+	runMaxOutput      = 1 << 20
+)
+
+// Run runs a command beside a session: in the directory its pane is in,
+// with its environment, outside the pane, so nothing is typed into Claude.
+func (a *Agent) Run(ctx context.Context, id string, req api.RunRequest) (api.RunResult, error) {
+	s, err := a.get(id)
+	if err != nil {
+		return api.RunResult{}, err
+	}
+	if len(req.Argv) == 0 || req.Argv[0] == "" {
+		return api.RunResult{}, api.Errorf(api.CodeBadRequest, "no command given")
+	}
+	timeout := time.Duration(req.TimeoutMS) * time.Millisecond
+	if timeout <= 0 {
+		timeout = runDefaultTimeout
+	}
+	timeout = min(timeout, runMaxTimeout)
+	a.mu.Lock()
+	dir := s.dir
+	a.mu.Unlock()
+	if p, err := a.tmux.PaneInfo(ctx, id); err == nil && p.Path != "" {
+		dir = p.Path
+	}
+	bin, err := a.lookPath(req.Argv[0])
+	if err != nil {
+		return api.RunResult{Output: fmt.Sprintf("corral: %s: command not found\n", req.Argv[0]), ExitCode: 127}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, req.Argv[1:]...)
+	cmd.Args[0] = req.Argv[0]
+	cmd.Dir = dir
+	cmd.Env = sessionEnv(a.cfg.Env, id)
+	cmd.Stdin = nil
+	out := &capped{max: runMaxOutput}
+	cmd.Stdout, cmd.Stderr = out, out
+	// Its own process group, so a timeout kills the whole pipeline.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	start := time.Now()
+	err = cmd.Run()
+	res := api.RunResult{Output: out.buf.String(), Truncated: out.cut, DurationMS: time.Since(start).Milliseconds()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case ctx.Err() == context.DeadlineExceeded:
+		res.ExitCode = 124
+		res.Output += fmt.Sprintf("\ncorral: command timed out after %v\n", timeout)
+	case errors.As(err, &ee):
+		res.ExitCode = ee.ExitCode()
+		if res.ExitCode < 0 {
+			res.ExitCode = 128 + int(ee.Sys().(syscall.WaitStatus).Signal())
+		}
+	default:
+		return api.RunResult{}, api.Errorf(api.CodeBadRequest, "run: %v", err)
+	}
+	return res, nil
+}
+
+// capped is a writer that keeps the first max bytes.
+type capped struct {
+	buf bytes.Buffer
+	max int
+	cut bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	room := c.max - c.buf.Len()
+	if room <= 0 {
+		c.cut = c.cut || len(p) > 0
+		return len(p), nil
+	}
+	if len(p) > room {
+		c.buf.Write(p[:room])
+		c.cut = true
+		return len(p), nil
+	}
+	return c.buf.Write(p)
+}
+
+// ListDir lists a directory inside the configured roots. An empty path
+// lists the roots themselves.
+func (a *Agent) ListDir(ctx context.Context, device, path string) (api.DirListing, error) {
+	if path == "" {
+		if len(a.cfg.Roots) == 1 {
+			path = a.cfg.Roots[0]
+		} else {
+			l := api.DirListing{Entries: []api.DirEntry{}}
+			for _, r := range a.cfg.Roots {
+				l.Entries = append(l.Entries, api.DirEntry{Name: r, Path: r, IsDir: true})
+			}
+			return l, nil
+		}
+	}
+	real, root, err := a.inRoots(path)
+	if err != nil {
+		return api.DirListing{}, err
+	}
+	des, err := os.ReadDir(real)
+	if err != nil {
+		return api.DirListing{}, api.Errorf(api.CodeBadRequest, "list %s: %v", path, err)
+	}
+	const maxEntries = 5000
+	l := api.DirListing{Path: real, Entries: make([]api.DirEntry, 0, min(len(des), maxEntries))}
+	if real != root {
+		l.Parent = filepath.Dir(real)
+	}
+	for _, de := range des {
+		if len(l.Entries) == maxEntries {
+			break
+		}
+		isDir := de.IsDir()
+		if de.Type()&os.ModeSymlink != 0 {
+			// A link counts as a directory only if it stays inside the roots.
+			if _, _, err := a.inRoots(filepath.Join(real, de.Name())); err == nil {
+				if fi, err := os.Stat(filepath.Join(real, de.Name())); err == nil {
+					isDir = fi.IsDir()
+				}
+			} else {
+				continue
+			}
+		}
+		l.Entries = append(l.Entries, api.DirEntry{Name: de.Name(), Path: filepath.Join(real, de.Name()), IsDir: isDir})
+	}
+	sort.SliceStable(l.Entries, func(i, j int) bool {
+		if l.Entries[i].IsDir != l.Entries[j].IsDir {
+			return l.Entries[i].IsDir
+		}
+		return strings.ToLower(l.Entries[i].Name) < strings.ToLower(l.Entries[j].Name)
+	})
+	return l, nil
+}
+
+// inRoots resolves path (following symlinks) and checks that it lies inside
+// one of the roots. It returns the resolved path and its root.
+func (a *Agent) inRoots(path string) (string, string, error) {
+	if !filepath.IsAbs(path) || strings.ContainsRune(path, 0) {
+		return "", "", api.Errorf(api.CodeBadRequest, "path must be absolute: %q", path)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Clean(path))
+	if err != nil {
+		return "", "", api.Errorf(api.CodeNotFound, "no such directory: %s", path)
+	}
+	for _, r := range a.cfg.Roots {
+		rr, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			continue
+		}
+		if real == rr || strings.HasPrefix(real, rr+string(filepath.Separator)) || rr == "/" {
+			return real, rr, nil
+		}
+	}
+	return "", "", api.Errorf(api.CodeForbidden, "%s is outside the allowed roots (%s)", path, strings.Join(a.cfg.Roots, ", "))
+}
+
+// Resumable lists the Claude sessions recorded for a directory.
+func (a *Agent) Resumable(ctx context.Context, device, dir string) ([]api.Resumable, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, api.Errorf(api.CodeBadRequest, "dir must be an absolute path")
+	}
+	list, err := claude.ListResumable(a.cfg.Home, filepath.Clean(dir), 200)
+	if err != nil {
+		return nil, api.Errorf(api.CodeInternal, "resumable sessions: %v", err)
+	}
+	return list, nil
+}

@@ -1,0 +1,360 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/proc"
+	"github.com/corral-dev/corral/internal/status"
+	"github.com/corral-dev/corral/internal/tmux"
+)
+
+// startGrace is how long a freshly launched claude may take before a pane
+// without a claude process counts as exited.
+const startGrace = 15 * time.Second
+
+// watchPIDLocked arranges for a process's exit to trigger a reconciliation.
+// Exit notices come from pidfds through Go's netpoller: no polling and no
+// thread per process.
+func (a *Agent) watchPIDLocked(s *session, pid int) {
+	if pid <= 0 || s.watching[pid] || a.ctx == nil {
+		return
+	}
+	ch, err := proc.WatchExit(a.ctx, pid)
+	if err != nil {
+		a.log.Debug("cannot watch process", "pid", pid, "err", err)
+		return
+	}
+	s.watching[pid] = true
+	id := s.id
+	go func() {
+		select {
+		case <-ch:
+		case <-a.ctx.Done():
+			return
+		}
+		a.onExit(id, pid)
+	}()
+}
+
+func (a *Agent) onExit(id string, pid int) {
+	a.mu.Lock()
+	s, ok := a.sessions[id]
+	if ok {
+		delete(s.watching, pid)
+		if pid == s.claudePID {
+			s.claudePID = 0
+			if s.kind == api.KindClaude || s.st.Status != api.StatusIdle {
+				a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
+			}
+		}
+	}
+	a.mu.Unlock()
+	a.kickReconcile()
+}
+
+// watchServer watches the tmux server process, so that its death is
+// noticed at once and the sessions are brought back.
+func (a *Agent) watchServer() {
+	if a.ctx == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 5*time.Second)
+	defer cancel()
+	pid, err := a.tmux.ServerPID(ctx)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	if a.serverPID == pid {
+		a.mu.Unlock()
+		return
+	}
+	a.serverPID = pid
+	a.mu.Unlock()
+	ch, err := proc.WatchExit(a.ctx, pid)
+	if err != nil {
+		return
+	}
+	go func() {
+		select {
+		case <-ch:
+			a.log.Warn("tmux server exited", "pid", pid)
+			a.kickReconcile()
+		case <-a.ctx.Done():
+		}
+	}()
+}
+
+func (a *Agent) kickReconcile() {
+	select {
+	case a.reconcile <- struct{}{}:
+	default:
+	}
+}
+
+// reconcileLoop compares what corral believes with what tmux and /proc say:
+// on every process exit, and once every SafetyPoll as a safety net.
+func (a *Agent) reconcileLoop() {
+	t := time.NewTicker(a.cfg.SafetyPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-a.reconcile:
+		case <-t.C:
+		}
+		if err := a.reconcileOnce(); err != nil && a.ctx.Err() == nil {
+			a.log.Warn("reconcile", "err", err)
+		}
+	}
+}
+
+func (a *Agent) reconcileOnce() error {
+	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	defer cancel()
+	up := a.tmux.Running(ctx)
+	var list []tmux.SessionInfo
+	if up {
+		var err error
+		list, err = a.tmux.ListSessions(ctx)
+		if err != nil {
+			if !errors.Is(err, tmux.ErrNoServer) {
+				return err
+			}
+			up = false
+		}
+	}
+	if !up {
+		return a.recreateAll(ctx)
+	}
+	a.watchServer()
+	alive := make(map[string]tmux.SessionInfo, len(list))
+	for _, info := range list {
+		alive[info.Name] = info
+	}
+
+	a.mu.Lock()
+	var gone []*session
+	for _, s := range a.sessions {
+		info, ok := alive[s.id]
+		if !ok {
+			gone = append(gone, s)
+			continue
+		}
+		if info.Pane.PID != s.panePID && info.Pane.PID > 0 {
+			s.panePID = info.Pane.PID
+			a.watchPIDLocked(s, info.Pane.PID)
+		}
+		if s.kind == api.KindClaude {
+			a.checkClaudeLocked(s)
+		}
+	}
+	for _, s := range gone {
+		// The pane ended while the server lives: the person closed it.
+		delete(a.sessions, s.id)
+		delete(a.dirty, s.id)
+	}
+	a.mu.Unlock()
+
+	for _, s := range gone {
+		a.storeMu.Lock()
+		err := a.store.DeleteSession(ctx, s.id)
+		a.storeMu.Unlock()
+		if err != nil {
+			a.log.Error("delete session", "id", s.id, "err", err)
+		}
+		a.bus.Remove(s.id)
+		a.log.Info("session closed", "id", s.id, "name", s.name)
+	}
+	return nil
+}
+
+// checkClaudeLocked finds claude in a session's pane and re-verifies
+// states that could not be trusted (after a restart).
+func (a *Agent) checkClaudeLocked(s *session) {
+	running := false
+	if s.claudePID != 0 {
+		if p, err := proc.Stat(s.claudePID); err == nil && proc.IsClaude(p) {
+			running = true
+		} else {
+			s.claudePID = 0
+		}
+	}
+	if !running && s.panePID != 0 {
+		if p, found, err := proc.FindClaude(s.panePID); err == nil && found {
+			running = true
+			s.claudePID = p.PID
+			if s.st.Status == api.StatusExited {
+				a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+			}
+		}
+	}
+	if running {
+		a.watchPIDLocked(s, s.claudePID)
+		if s.tail == nil {
+			a.ensureTranscriptLocked(s)
+			a.readTranscriptLocked(s)
+		}
+	}
+	switch s.st.Status {
+	case api.StatusUnknown, api.StatusNeedsInput:
+		a.applyLocked(s, status.Event{Kind: status.Verified, Check: a.checkLocked(s, running)})
+	case api.StatusStarting:
+		if !running && time.Since(s.launchedAt) > startGrace {
+			a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
+		}
+	case api.StatusExited:
+	default:
+		if !running {
+			a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
+		}
+	}
+}
+
+// checkLocked gathers what re-verification needs: is claude alive, what
+// does its session file say, did the transcript's last turn end.
+func (a *Agent) checkLocked(s *session, running bool) status.Check {
+	c := status.Check{ClaudeRunning: running}
+	if !running {
+		return c
+	}
+	path := filepath.Join(claude.SessionsDir(a.cfg.Home), strconv.Itoa(s.claudePID)+".json")
+	if f, err := claude.ReadSessionFile(path); err == nil && proc.StartTimeMatches(f.PID, f.ProcStart) {
+		c.FileStatus, c.FileWaitingFor = f.Status, f.WaitingFor
+		if f.SessionID != "" {
+			s.st.ClaudeSessionID = f.SessionID
+		}
+	}
+	tp := s.st.TranscriptPath
+	if tp == "" && s.st.ClaudeSessionID != "" {
+		tp = claude.TranscriptPath(a.cfg.Home, s.dir, s.st.ClaudeSessionID)
+	}
+	if tp != "" {
+		if ts, err := claude.LastTurnState(tp); err == nil {
+			c.TurnEnded = ts.Status == claude.TurnDone
+		}
+	}
+	return c
+}
+
+// recreateAll brings sessions back after the tmux server died or the
+// machine rebooted: each in its directory, Claude resuming its conversation.
+func (a *Agent) recreateAll(ctx context.Context) error {
+	a.mu.Lock()
+	var todo []*session
+	for _, s := range a.sessions {
+		todo = append(todo, s)
+	}
+	a.mu.Unlock()
+	if len(todo) == 0 {
+		return nil
+	}
+	a.log.Warn("tmux server is gone; recreating sessions", "count", len(todo))
+	var errs []error
+	for _, s := range todo {
+		a.mu.Lock()
+		resume := ""
+		if s.kind == api.KindClaude {
+			resume = s.st.ClaudeSessionID
+			clear(s.watching)
+			s.tail, s.tailPrimed = nil, false
+			a.applyLocked(s, status.Event{Kind: status.Launched})
+			s.st.ClaudeSessionID = resume
+		}
+		s.args = withoutResume(s.args)
+		a.mu.Unlock()
+		if err := a.launch(ctx, s, resume, 0, 0); err != nil {
+			errs = append(errs, fmt.Errorf("session %s: %w", s.id, err))
+			continue
+		}
+		a.log.Info("session recreated", "id", s.id, "resume", resume)
+	}
+	return errors.Join(errs...)
+}
+
+// withoutResume drops a --resume/-r/--continue/-c from extra claude
+// arguments: a recreated session resumes its own conversation.
+func withoutResume(args []string) []string {
+	out := args[:0:0]
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "--resume", "-r":
+			if i+1 < len(args) && len(args[i+1]) > 0 && args[i+1][0] != '-' {
+				i++
+			}
+			continue
+		case "--continue", "-c":
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// restore loads sessions from the database at start. A session that was
+// busy becomes unknown until reconciliation verifies it; nothing here
+// notifies anyone.
+func (a *Agent) restore(ctx context.Context) error {
+	recs, err := a.store.Sessions(ctx)
+	if err != nil {
+		return fmt.Errorf("load sessions: %w", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	list := make([]api.Session, 0, len(recs))
+	for _, r := range recs {
+		s := fromRecord(r)
+		s.st, _ = status.Apply(s.st, status.Event{Kind: status.Restored}, now())
+		s.launchedAt = time.Now()
+		a.sessions[s.id] = s
+		list = append(list, s.toAPI())
+		a.markDirtyLocked(s.id)
+	}
+	a.bus.Load(list)
+	if len(recs) > 0 {
+		a.log.Info("sessions restored", "count", len(recs))
+	}
+	return nil
+}
+
+// scheduleScreenCheck looks at a starting session's screen after d: Claude
+// asks some questions (trust this folder? use this API key?) before any hook
+// can run, and only the screen shows them.
+func (a *Agent) scheduleScreenCheck(id string, d time.Duration) {
+	time.AfterFunc(d, func() {
+		if a.ctx == nil || a.ctx.Err() != nil {
+			return
+		}
+		a.mu.Lock()
+		s, ok := a.sessions[id]
+		if !ok || s.st.Status != api.StatusStarting || s.screenChecks >= 6 {
+			a.mu.Unlock()
+			return
+		}
+		s.screenChecks++
+		n := s.screenChecks
+		a.mu.Unlock()
+		ctx, cancel := context.WithTimeout(a.ctx, 5*time.Second)
+		defer cancel()
+		text, err := a.tmux.Capture(ctx, id, tmux.CaptureOptions{})
+		if err == nil {
+			if p, ok := claude.ParsePrompt(text); ok {
+				a.mu.Lock()
+				if s, ok := a.sessions[id]; ok {
+					a.applyLocked(s, status.Event{Kind: status.ScreenPrompt, Message: p.Question, Options: p.Options})
+				}
+				a.mu.Unlock()
+				return
+			}
+		}
+		a.scheduleScreenCheck(id, time.Duration(n)*time.Second)
+	})
+}

@@ -1,0 +1,204 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"time"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/status"
+	"github.com/corral-dev/corral/internal/store"
+)
+
+// session is the agent's record of one session. Guarded by Agent.mu.
+type session struct {
+	id      string
+	name    string
+	dir     string
+	kind    api.Kind
+	args    []string
+	created time.Time
+	updated time.Time
+
+	st    status.State
+	usage api.Usage
+	// tokens adds up the transcript's usage, deduplicated by message.
+	tokens claude.UsageTotals
+
+	panePID   int
+	claudePID int
+	// watching records which pids have exit watchers, so each is watched once.
+	watching map[int]bool
+
+	// tail reads the transcript; nil until its path is known.
+	tail *claude.Tailer
+	// tailPrimed: the transcript's existing content has been read for
+	// metadata; only lines after it are status signals.
+	tailPrimed bool
+
+	// launchedAt is when corral last started claude in this pane; a process
+	// that is not there yet shortly after is still starting.
+	launchedAt time.Time
+	// screenChecks counts looks at the screen while starting.
+	screenChecks int
+}
+
+func (s *session) toAPI() api.Session {
+	out := api.Session{
+		ID:              s.id,
+		Name:            s.name,
+		Dir:             s.dir,
+		Kind:            s.kind,
+		Status:          s.st.Status,
+		ClaudeSessionID: s.st.ClaudeSessionID,
+		CurrentTool:     s.st.CurrentTool,
+		WaitingFor:      s.st.Waiting,
+		Error:           s.st.Error,
+		ErrorMessage:    s.st.ErrorMessage,
+		Compacting:      s.st.Compacting,
+		BusySince:       s.st.BusySince,
+		LastMessage:     s.st.LastMessage,
+		LastPrompt:      s.st.LastPrompt,
+		Usage:           s.usage,
+		ClaudePID:       s.claudePID,
+		TranscriptPath:  s.st.TranscriptPath,
+		Args:            s.args,
+		CreatedAt:       s.created,
+		UpdatedAt:       s.updated,
+	}
+	if out.Usage.Model == "" {
+		out.Usage.Model = s.st.Model
+	}
+	if s.kind == api.KindShell {
+		out.ClaudeSessionID = ""
+	}
+	return out
+}
+
+// persisted is what the database keeps of a session beyond its columns.
+type persisted struct {
+	State status.State `json:"state"`
+	Usage api.Usage    `json:"usage"`
+}
+
+func (s *session) record() store.Session {
+	b, _ := json.Marshal(persisted{State: s.st, Usage: s.usage})
+	return store.Session{
+		ID: s.id, Name: s.name, Dir: s.dir, Kind: string(s.kind), Args: s.args,
+		ClaudeSessionID: s.st.ClaudeSessionID, Status: string(s.st.Status), State: b,
+		CreatedAt: s.created, UpdatedAt: s.updated,
+	}
+}
+
+func fromRecord(r store.Session) *session {
+	s := &session{
+		id: r.ID, name: r.Name, dir: r.Dir, kind: api.Kind(r.Kind), args: r.Args,
+		created: r.CreatedAt, updated: r.UpdatedAt, watching: map[int]bool{},
+	}
+	var p persisted
+	if err := json.Unmarshal(r.State, &p); err == nil {
+		s.st, s.usage = p.State, p.Usage
+	}
+	if s.st.Status == "" {
+		s.st.Status = api.Status(r.Status)
+	}
+	if s.st.ClaudeSessionID == "" {
+		s.st.ClaudeSessionID = r.ClaudeSessionID
+	}
+	return s
+}
+
+// newID makes a session id: 12 characters of lowercase base32 (60 bits),
+// unique across machines for the hub without coordination, and safe as a
+// tmux session name.
+func newID() string {
+	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
+	var b [12]byte
+	rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:])
+}
+
+// validID reports whether id could be a session id, before any lookup.
+func validID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// getLocked finds a session. The caller holds a.mu.
+func (a *Agent) getLocked(id string) (*session, error) {
+	if !validID(id) {
+		return nil, api.Errorf(api.CodeNotFound, "no session %q", id)
+	}
+	s, ok := a.sessions[id]
+	if !ok {
+		return nil, api.Errorf(api.CodeNotFound, "no session %q", id)
+	}
+	return s, nil
+}
+
+func (a *Agent) get(id string) (*session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.getLocked(id)
+}
+
+// markDirtyLocked schedules a session's state for the database.
+func (a *Agent) markDirtyLocked(id string) {
+	a.dirty[id] = true
+	select {
+	case a.persistCh <- struct{}{}:
+	default:
+	}
+}
+
+// persistLoop writes changed states in batches. A status change is
+// published first and stored moments later: a reader never waits for the
+// disk, and after a crash the states are re-verified anyway.
+func (a *Agent) persistLoop() {
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-a.persistCh:
+		}
+		if err := a.flush(a.ctx); err != nil && a.ctx.Err() == nil {
+			a.log.Error("persist", "err", err)
+		}
+		// Coalesce bursts (a turn fires several hooks in a few ms).
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (a *Agent) flush(ctx context.Context) error {
+	a.storeMu.Lock()
+	defer a.storeMu.Unlock()
+	a.mu.Lock()
+	var recs []store.Session
+	for id := range a.dirty {
+		if s, ok := a.sessions[id]; ok {
+			recs = append(recs, s.record())
+		}
+	}
+	clear(a.dirty)
+	a.mu.Unlock()
+	if len(recs) == 0 {
+		return nil
+	}
+	return a.store.PutSessions(ctx, recs)
+}

@@ -1,0 +1,84 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Error is the JSON body of every failed request, and the error the typed
+// client returns for it.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"error"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Is makes errors.Is(err, api.ErrNotFound) work across the wire: errors
+// match by code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code && (t.Message == "" || t.Message == e.Message)
+}
+
+// Stable error codes.
+const (
+	CodeNotFound     = "not_found"
+	CodeBadRequest   = "bad_request"
+	CodeConflict     = "conflict"
+	CodeInternal     = "internal"
+	CodeUnavailable  = "unavailable"
+	CodeUnauthorized = "unauthorized"
+	CodeForbidden    = "forbidden"
+	CodeTooLarge     = "too_large"
+	CodeTooMany      = "too_many_requests"
+)
+
+// Sentinels for errors.Is.
+var (
+	ErrNotFound     = &Error{Code: CodeNotFound}
+	ErrBadRequest   = &Error{Code: CodeBadRequest}
+	ErrConflict     = &Error{Code: CodeConflict}
+	ErrUnavailable  = &Error{Code: CodeUnavailable}
+	ErrUnauthorized = &Error{Code: CodeUnauthorized}
+	ErrForbidden    = &Error{Code: CodeForbidden}
+	ErrTooLarge     = &Error{Code: CodeTooLarge}
+)
+
+// Errorf makes an *Error with a code.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// HTTPStatus maps an error code to its HTTP status.
+func HTTPStatus(code string) int {
+	switch code {
+	case CodeNotFound:
+		return http.StatusNotFound
+	case CodeBadRequest:
+		return http.StatusBadRequest
+	case CodeConflict:
+		return http.StatusConflict
+	case CodeUnavailable:
+		return http.StatusServiceUnavailable
+	case CodeUnauthorized:
+		return http.StatusUnauthorized
+	case CodeForbidden:
+		return http.StatusForbidden
+	case CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case CodeTooMany:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
+}
+
+// AsError turns any error into an *Error, keeping an existing code.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeInternal, Message: err.Error()}
+}

@@ -1,0 +1,149 @@
+package claude
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSettingsJSON(t *testing.T) {
+	hook := CommandLine("/opt/my tools/corral", "hook")
+	status := CommandLine("/opt/my tools/corral", "statusline")
+	b, err := SettingsJSON(hook, status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Hooks map[string][]struct {
+			Matcher *string `json:"matcher"`
+			Hooks   []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+				Timeout int    `json:"timeout"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+		StatusLine map[string]any `json:"statusLine"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for ev, groups := range s.Hooks {
+		events = append(events, ev)
+		if len(groups) != 1 || len(groups[0].Hooks) != 1 {
+			t.Fatalf("%s: %+v", ev, groups)
+		}
+		h := groups[0].Hooks[0]
+		if h.Type != "command" || h.Command != hook+" "+OwnMarker || h.Timeout != HookTimeoutSeconds || !IsOwnCommand(h.Command) {
+			t.Errorf("%s: %+v", ev, h)
+		}
+		if m := groups[0].Matcher; isToolEvent(ev) != (m != nil && *m == "*") {
+			t.Errorf("%s: matcher %v", ev, m)
+		}
+	}
+	slices.Sort(events)
+	want := HookEvents()
+	slices.Sort(want)
+	if !slices.Equal(events, want) {
+		t.Fatalf("events %v", events)
+	}
+	if s.StatusLine["type"] != "command" || s.StatusLine["command"] != status+" "+OwnMarker || s.StatusLine["padding"] != 0.0 {
+		t.Fatalf("statusLine %v", s.StatusLine)
+	}
+	// The command is stored as the shell will see it: quoting survives,
+	// and HTML-ish characters are not escaped.
+	if !strings.Contains(string(b), `"'/opt/my tools/corral' hook #corral-managed"`) {
+		t.Fatalf("command text not verbatim:\n%s", b)
+	}
+
+	b, err = SettingsJSON("corral hook && x < y", "")
+	if err != nil || strings.Contains(string(b), "statusLine") || !strings.Contains(string(b), "x < y") {
+		t.Fatalf("no statusLine: %s %v", b, err)
+	}
+	for _, bad := range [][2]string{{"", "s"}, {"  ", "s"}, {"a\nb", "s"}, {"a", "b\x00"}} {
+		if _, err := SettingsJSON(bad[0], bad[1]); err == nil {
+			t.Errorf("SettingsJSON(%q, %q) succeeded", bad[0], bad[1])
+		}
+	}
+}
+
+func TestOwnCommands(t *testing.T) {
+	cases := map[string]bool{
+		"/usr/local/bin/corral hook #corral-managed": true,
+		"'/moved/elsewhere/cx' hook #corral-managed": true,
+		"corral hook":                      true,
+		"/home/u/go/bin/corral statusline": true,
+		`"/path with space/corral" hook`:   true,
+		"corral serve":                     false,
+		"corral":                           false,
+		"/home/dev/hook.sh":                false,
+		"echo corral hook":                 false,
+		"notcorral hook":                   false,
+		"~/.claude/statusline.sh # corral-statusline?": false,
+	}
+	for cmd, want := range cases {
+		if got := IsOwnCommand(cmd); got != want {
+			t.Errorf("IsOwnCommand(%q) = %v", cmd, got)
+		}
+	}
+	if MarkCommand("x #corral-managed") != "x #corral-managed" || MarkCommand(" x ") != "x #corral-managed" {
+		t.Fatal("MarkCommand not idempotent")
+	}
+}
+
+func TestShellQuoteRoundTrip(t *testing.T) {
+	args := []string{"/usr/bin/corral", "with space", "it's", `dq"x`, "$HOME", "", "a\\b", "plain-word_1.2"}
+	got := shellWords(CommandLine(args...), 100)
+	if !slices.Equal(got, args) {
+		t.Fatalf("round trip:\n%q\n%q", CommandLine(args...), got)
+	}
+	if ShellQuote("abc/d-e.f") != "abc/d-e.f" || ShellQuote("") != "''" {
+		t.Fatal("plain words quoted")
+	}
+	if w := shellWords(`a "b \"c\" d" 'e`, 10); !slices.Equal(w, []string{"a", `b "c" d`, "e"}) {
+		t.Fatalf("%q", w)
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.json")
+	if err := WriteFileAtomic(path, []byte("one"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(path, []byte("two"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	fi, _ := os.Stat(path)
+	if string(b) != "two" || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%q %v", b, fi.Mode())
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("temp files left: %v", ents)
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o600); err == nil {
+		t.Fatal("wrote into a missing directory")
+	}
+
+	changed, err := WriteIfChanged(path, []byte("two"), 0o600)
+	if err != nil || changed {
+		t.Fatalf("same content rewritten: %v %v", changed, err)
+	}
+	changed, err = WriteIfChanged(path, []byte("two"), 0o644)
+	if err != nil || !changed {
+		t.Fatalf("mode change not written: %v %v", changed, err)
+	}
+	changed, err = WriteIfChanged(path, []byte("three"), 0o644)
+	if b, _ := os.ReadFile(path); err != nil || !changed || string(b) != "three" {
+		t.Fatalf("%v %v %q", changed, err, b)
+	}
+	changed, err = WriteIfChanged(filepath.Join(dir, "new"), []byte("n"), 0o600)
+	if err != nil || !changed {
+		t.Fatalf("new file: %v %v", changed, err)
+	}
+}

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/version"
+)
+
+// check is one line of `corral doctor`.
+type check struct {
+	name   string
+	ok     bool
+	detail string
+	fix    string
+}
+
+func newDoctorCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that what corral needs is installed and running, and say how to fix what is not",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
+			defer cancel()
+			checks := []check{{name: "corral", ok: true, detail: version.String()}}
+			checks = append(checks, toolCheck(ctx, "tmux", []string{"-V"},
+				"install tmux 3.2 or newer: sudo apt install tmux (Debian/Ubuntu), brew install tmux (macOS)"))
+			checks = append(checks, toolCheck(ctx, "claude", []string{"--version"},
+				"install Claude Code: npm install -g @anthropic-ai/claude-code (needs Node.js 18+)"))
+			dir, err := e.dir()
+			if err != nil {
+				checks = append(checks, check{name: "data directory", detail: err.Error(), fix: "pass --data-dir or set $CORRAL_HOME"})
+			} else {
+				checks = append(checks, check{name: "data directory", ok: true, detail: dir})
+				if o, held := datadir.ReadOwner(dir); held {
+					checks = append(checks, check{name: "daemon", ok: true, detail: fmt.Sprintf("running (pid %d)", o.PID)})
+				} else {
+					checks = append(checks, check{name: "daemon", detail: "not running", fix: "corral serve"})
+				}
+			}
+			bad := 0
+			for _, c := range checks {
+				mark := "ok "
+				if !c.ok {
+					mark = "!! "
+					bad++
+				}
+				fmt.Fprintf(e.stdout, "%s %-15s %s\n", mark, c.name, c.detail)
+				if !c.ok && c.fix != "" {
+					fmt.Fprintf(e.stdout, "    fix: %s\n", c.fix)
+				}
+			}
+			if bad > 0 {
+				return exitError{code: 1}
+			}
+			return nil
+		},
+	}
+}
+
+func toolCheck(ctx context.Context, name string, args []string, fix string) check {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return check{name: name, detail: "not found in PATH", fix: fix}
+	}
+	out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
+	v := strings.TrimSpace(string(out))
+	if i := strings.IndexByte(v, '\n'); i >= 0 {
+		v = v[:i]
+	}
+	if err != nil {
+		return check{name: name, detail: fmt.Sprintf("%s: %v %s", path, err, v), fix: fix}
+	}
+	return check{name: name, ok: true, detail: v + " (" + path + ")"}
+}

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/corral-dev/corral/internal/claude"
+)
+
+func newHooksCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hooks",
+		Short: "Install corral's hooks for claude started outside corral",
+		Long: `Sessions that corral starts get its hooks through a settings file of their
+own; nothing is changed in ~/.claude. To also see the state of claude started
+in any terminal, install the hooks into ~/.claude/settings.json: corral merges
+its entries next to yours (your hooks and settings stay), writes a backup
+first, and keeps showing your own status line.`,
+	}
+	var global bool
+	install := &cobra.Command{
+		Use:   "install --global",
+		Short: "Add corral's hooks and status line to ~/.claude/settings.json",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !global {
+				return errors.New("say --global: this edits ~/.claude/settings.json (sessions corral starts need nothing)")
+			}
+			home, hookCmd, statusCmd, err := e.hookCommands()
+			if err != nil {
+				return err
+			}
+			res, err := claude.InstallGlobal(home, hookCmd, statusCmd)
+			if err != nil {
+				return err
+			}
+			if !res.Changed {
+				fmt.Fprintf(e.stdout, "corral's hooks are already in %s\n", res.Path)
+				return nil
+			}
+			fmt.Fprintf(e.stdout, "installed %d hooks and the status line in %s\n", res.HooksAdded, res.Path)
+			if res.Backup != "" {
+				fmt.Fprintf(e.stdout, "backup of the previous file: %s\n", res.Backup)
+			}
+			return nil
+		},
+	}
+	install.Flags().BoolVar(&global, "global", false, "edit ~/.claude/settings.json")
+	uninstall := &cobra.Command{
+		Use:   "uninstall --global",
+		Short: "Remove corral's hooks from ~/.claude/settings.json and restore your status line",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !global {
+				return errors.New("say --global: this edits ~/.claude/settings.json")
+			}
+			home, _, _, err := e.hookCommands()
+			if err != nil {
+				return err
+			}
+			res, err := claude.UninstallGlobal(home)
+			if err != nil {
+				return err
+			}
+			if !res.Changed {
+				fmt.Fprintf(e.stdout, "no corral hooks in %s\n", res.Path)
+				return nil
+			}
+			fmt.Fprintf(e.stdout, "removed %d hooks from %s\n", res.HooksRemoved, res.Path)
+			if res.Backup != "" {
+				fmt.Fprintf(e.stdout, "backup of the previous file: %s\n", res.Backup)
+			}
+			return nil
+		},
+	}
+	uninstall.Flags().BoolVar(&global, "global", false, "edit ~/.claude/settings.json")
+	cmd.AddCommand(install, uninstall)
+	return cmd
+}
+
+// hookCommands returns the home directory and the hook and status line
+// command lines this binary and data directory should register: the same
+// strings the daemon writes into its own settings file, so Claude sees
+// one hook, not two, in a session corral started.
+func (e *env) hookCommands() (home, hookCmd, statusCmd string, err error) {
+	home = e.getenv("HOME")
+	if home == "" {
+		if home, err = os.UserHomeDir(); err != nil {
+			return
+		}
+	}
+	dir, err := e.dir()
+	if err != nil {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	if r, rerr := filepath.EvalSymlinks(exe); rerr == nil {
+		exe = r
+	}
+	hookCmd = claude.CommandLine(exe, "hook", "--data-dir", dir)
+	statusCmd = claude.CommandLine(exe, "statusline", "--data-dir", dir)
+	return
+}

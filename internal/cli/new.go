@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/corral-dev/corral/internal/api"
+)
+
+type newFlags struct {
+	dir, name, resume string
+	shell, asJSON     bool
+	wait              time.Duration
+}
+
+func newNewCmd(e *env) *cobra.Command {
+	var f newFlags
+	cmd := &cobra.Command{
+		Use:   "new [--dir D] [--name N] [--resume ID] [--shell] [-- CLAUDE ARGS...]",
+		Short: "Start a session running Claude (or a shell) and print its id",
+		Example: `  corral new --dir ~/src/app
+  corral new --dir ~/src/app --resume 3f2a... 
+  corral new --shell --name scratch
+  corral new -- --model sonnet`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := f.dir
+			if dir == "" {
+				wd, err := os.Getwd()
+				if err != nil {
+					return err
+				}
+				dir = wd
+			}
+			// The daemon may run elsewhere (another cwd, a hub): send an
+			// absolute path. A hub-side path is taken as given.
+			if e.hubURL == "" && e.getenv("CORRAL_HUB") == "" {
+				abs, err := filepath.Abs(dir)
+				if err != nil {
+					return err
+				}
+				dir = abs
+			}
+			if f.shell && (f.resume != "" || len(args) > 0) {
+				return fmt.Errorf("--shell cannot be combined with --resume or claude arguments")
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			s, err := c.Create(ctx, api.CreateRequest{Dir: dir, Name: f.name, Resume: f.resume, Shell: f.shell, Args: args})
+			if err != nil {
+				return err
+			}
+			if f.wait > 0 && !f.shell {
+				s, err = waitStarted(ctx, c, s.ID, f.wait)
+				if err != nil {
+					return err
+				}
+			}
+			if f.asJSON {
+				return json.NewEncoder(e.stdout).Encode(s)
+			}
+			fmt.Fprintln(e.stdout, s.ID)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dir, "dir", "", "working directory (default: the current one)")
+	fl.StringVar(&f.name, "name", "", "name to show (default: the directory's name)")
+	fl.StringVar(&f.resume, "resume", "", "resume this Claude session id")
+	fl.BoolVar(&f.shell, "shell", false, "run a plain shell instead of Claude")
+	fl.BoolVar(&f.asJSON, "json", false, "print the new session as JSON")
+	fl.DurationVar(&f.wait, "wait", 0, "wait up to this long until Claude is up (status no longer starting)")
+	return cmd
+}

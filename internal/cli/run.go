@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/corral-dev/corral/internal/api"
+)
+
+func newRunCmd(e *env) *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "run ID -- CMD [ARGS...]",
+		Short: "Run a command beside a session (its directory and environment), print its output, exit with its code",
+		Long: `Run a command beside a session: in the directory the session's pane is in,
+with the session's environment, without typing into Claude. The command is run
+directly (no shell); use 'sh -c "..."' for shell syntax. Output is stdout and
+stderr together; corral exits with the command's exit code.`,
+		Example: `  corral run app -- git status --short
+  corral run app -- sh -c 'make test 2>&1 | tail -20'`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 1 {
+				return fmt.Errorf("put the command after --: corral run ID -- CMD [ARGS...]")
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			s, err := resolve(cmd.Context(), c, args[0])
+			if err != nil {
+				return err
+			}
+			res, err := c.Run(cmd.Context(), s.ID, api.RunRequest{Argv: args[1:], TimeoutMS: int(timeout.Milliseconds())})
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(e.stdout, res.Output)
+			if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
+				fmt.Fprintln(e.stdout)
+			}
+			if res.Truncated {
+				fmt.Fprintln(e.stderr, "corral: output was cut at the size limit")
+			}
+			if res.ExitCode != 0 {
+				return exitError{code: res.ExitCode}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "kill the command after this long")
+	return cmd
+}

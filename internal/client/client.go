@@ -1,0 +1,254 @@
+// Package client is the typed Go client of corral's HTTP+JSON API, used by
+// the CLI. It talks to a daemon's unix socket or to a hub over HTTP(S).
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/corral-dev/corral/internal/api"
+)
+
+// Client calls the API.
+type Client struct {
+	base  string // http://corral or https://hub.example
+	token string
+	hc    *http.Client
+}
+
+// Unix returns a client of the daemon listening on a unix socket.
+func Unix(sock string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+		MaxIdleConns: 4,
+	}
+	return &Client{base: "http://corral", hc: &http.Client{Transport: tr}}
+}
+
+// HTTP returns a client of a hub at baseURL, authenticated with a bearer token.
+func HTTP(baseURL, token string) *Client {
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: &http.Client{}}
+}
+
+// ErrNoDaemon is returned when nothing listens on the socket.
+var ErrNoDaemon = errors.New("corral is not running")
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.connErr(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return readError(resp)
+	}
+	if out == nil {
+		io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("bad response from corral: %w", err)
+	}
+	return nil
+}
+
+func (c *Client) connErr(err error) error {
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%w (start it with `corral serve`)", ErrNoDaemon)
+	}
+	return err
+}
+
+func readError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var e api.Error
+	if json.Unmarshal(b, &e) == nil && e.Message != "" {
+		return &e
+	}
+	msg := strings.TrimSpace(string(b))
+	if msg == "" {
+		msg = resp.Status
+	}
+	return &api.Error{Code: codeFor(resp.StatusCode), Message: msg}
+}
+
+func codeFor(status int) string {
+	switch status {
+	case 400:
+		return api.CodeBadRequest
+	case 401:
+		return api.CodeUnauthorized
+	case 403:
+		return api.CodeForbidden
+	case 404:
+		return api.CodeNotFound
+	case 409:
+		return api.CodeConflict
+	case 413:
+		return api.CodeTooLarge
+	case 429:
+		return api.CodeTooMany
+	case 503:
+		return api.CodeUnavailable
+	}
+	return api.CodeInternal
+}
+
+func esc(id string) string { return url.PathEscape(id) }
+
+// Version describes the daemon.
+func (c *Client) Version(ctx context.Context) (v api.VersionInfo, err error) {
+	err = c.do(ctx, "GET", "/api/v1/version", nil, &v)
+	return
+}
+
+// Sessions lists sessions.
+func (c *Client) Sessions(ctx context.Context) (s []api.Session, err error) {
+	err = c.do(ctx, "GET", "/api/v1/sessions", nil, &s)
+	return
+}
+
+// Session gets one session.
+func (c *Client) Session(ctx context.Context, id string) (s api.Session, err error) {
+	err = c.do(ctx, "GET", "/api/v1/sessions/"+esc(id), nil, &s)
+	return
+}
+
+// Create starts a session.
+func (c *Client) Create(ctx context.Context, req api.CreateRequest) (s api.Session, err error) {
+	err = c.do(ctx, "POST", "/api/v1/sessions", req, &s)
+	return
+}
+
+// Kill ends a session.
+func (c *Client) Kill(ctx context.Context, id string) error {
+	return c.do(ctx, "DELETE", "/api/v1/sessions/"+esc(id), nil, nil)
+}
+
+// Rename renames a session.
+func (c *Client) Rename(ctx context.Context, id, name string) (s api.Session, err error) {
+	err = c.do(ctx, "PATCH", "/api/v1/sessions/"+esc(id), api.RenameRequest{Name: name}, &s)
+	return
+}
+
+// SendText types text, then presses Enter if enter is set.
+func (c *Client) SendText(ctx context.Context, id, text string, enter bool) error {
+	return c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/input", api.InputRequest{Text: text, Enter: enter}, nil)
+}
+
+// SendKeys presses keys.
+func (c *Client) SendKeys(ctx context.Context, id string, keys ...string) error {
+	return c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/keys", api.KeysRequest{Keys: keys}, nil)
+}
+
+// Capture returns the screen, with history lines of scrollback.
+func (c *Client) Capture(ctx context.Context, id string, history int) (s api.Screen, err error) {
+	err = c.do(ctx, "GET", "/api/v1/sessions/"+esc(id)+"/screen?history="+strconv.Itoa(history), nil, &s)
+	return
+}
+
+// Run runs a command beside a session.
+func (c *Client) Run(ctx context.Context, id string, req api.RunRequest) (r api.RunResult, err error) {
+	err = c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/run", req, &r)
+	return
+}
+
+// Viewed marks a session as seen.
+func (c *Client) Viewed(ctx context.Context, id string) error {
+	return c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/viewed", nil, nil)
+}
+
+// ListDir lists a directory on a device ("" for the local one).
+func (c *Client) ListDir(ctx context.Context, device, path string) (l api.DirListing, err error) {
+	q := url.Values{"path": {path}}
+	if device != "" {
+		q.Set("device", device)
+	}
+	err = c.do(ctx, "GET", "/api/v1/dirs?"+q.Encode(), nil, &l)
+	return
+}
+
+// Resumable lists the Claude sessions of dir that can be resumed.
+func (c *Client) Resumable(ctx context.Context, device, dir string) (l []api.Resumable, err error) {
+	q := url.Values{"dir": {dir}}
+	if device != "" {
+		q.Set("device", device)
+	}
+	err = c.do(ctx, "GET", "/api/v1/resumable?"+q.Encode(), nil, &l)
+	return
+}
+
+// Watch streams events from since (0: start with a snapshot) until ctx ends,
+// calling fn for each. It returns when the stream ends.
+func (c *Client) Watch(ctx context.Context, since uint64, fn func(api.Event) error) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.base+"/api/v1/events?since="+strconv.FormatUint(since, 10), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/x-ndjson")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.connErr(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return readError(resp)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue // keepalive
+		}
+		var ev api.Event
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return fmt.Errorf("bad event from corral: %w", err)
+		}
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return io.ErrUnexpectedEOF
+}

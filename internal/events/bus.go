@@ -1,0 +1,250 @@
+// Package events is the daemon's event bus: the latest state of every
+// session, a global sequence number, a ring of recent events for readers
+// that reconnect, and subscriptions that start with a consistent snapshot.
+//
+// A subscriber that cannot keep up is not allowed to slow the publisher or
+// to grow memory: its channel is closed with ErrFellBehind, and it
+// resubscribes from its last sequence number (replay from the ring if the
+// ring still has it, else a fresh snapshot).
+package events
+
+import (
+	"errors"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/corral-dev/corral/internal/api"
+)
+
+// ErrFellBehind is the reason a subscription ends when its reader was too slow.
+var ErrFellBehind = errors.New("event reader fell behind")
+
+// Options tune a Bus.
+type Options struct {
+	// Ring is how many recent events are kept for catch-up (default 4096).
+	Ring int
+	// Buffer is each subscriber's channel size (default 1024).
+	Buffer int
+	// FirstSeq is the sequence number before the first event. Starting from
+	// the clock makes numbers from an earlier run of the daemon fall before
+	// the ring, so a reader that reconnects across a restart gets a snapshot
+	// rather than a wrong replay.
+	FirstSeq uint64
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Bus holds session state and fans changes out to subscribers.
+type Bus struct {
+	opts Options
+
+	mu       sync.Mutex
+	seq      uint64
+	ring     []api.Event // circular, len <= opts.Ring
+	ringHead int         // index of the oldest event once full
+	sessions map[string]api.Session
+	subs     map[*Sub]struct{}
+}
+
+// New makes a bus.
+func New(opts Options) *Bus {
+	if opts.Ring <= 0 {
+		opts.Ring = 4096
+	}
+	if opts.Buffer <= 0 {
+		opts.Buffer = 1024
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.FirstSeq == 0 {
+		opts.FirstSeq = uint64(opts.Now().UnixMicro())
+	}
+	return &Bus{opts: opts, seq: opts.FirstSeq, sessions: map[string]api.Session{}, subs: map[*Sub]struct{}{}}
+}
+
+// Seq is the sequence number of the last published event.
+func (b *Bus) Seq() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.seq
+}
+
+// Sessions returns the latest state of every session, ordered by creation.
+func (b *Bus) Sessions() []api.Session {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sessionsLocked()
+}
+
+// Session returns one session's latest state.
+func (b *Bus) Session(id string) (api.Session, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.sessions[id]
+	return s, ok
+}
+
+func (b *Bus) sessionsLocked() []api.Session {
+	out := make([]api.Session, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Update records a session's new state and publishes it. prev is the status
+// before the change; notify marks a change that should alert a person.
+func (b *Bus) Update(s api.Session, prev api.Status, notify bool) api.Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sessions[s.ID] = s
+	cp := s
+	return b.publishLocked(api.Event{Type: api.EventSession, Session: &cp, Prev: prev, Notify: notify})
+}
+
+// Remove forgets a session and publishes its removal.
+func (b *Bus) Remove(id string) (api.Event, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.sessions[id]; !ok {
+		return api.Event{}, false
+	}
+	delete(b.sessions, id)
+	return b.publishLocked(api.Event{Type: api.EventRemoved, ID: id}), true
+}
+
+// Load sets the initial sessions without publishing anything: the state a
+// daemon restores at start is not news.
+func (b *Bus) Load(list []api.Session) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range list {
+		b.sessions[s.ID] = s
+	}
+}
+
+func (b *Bus) publishLocked(ev api.Event) api.Event {
+	b.seq++
+	ev.Seq = b.seq
+	ev.Time = b.opts.Now()
+	if len(b.ring) < b.opts.Ring {
+		b.ring = append(b.ring, ev)
+	} else {
+		b.ring[b.ringHead] = ev
+		b.ringHead = (b.ringHead + 1) % len(b.ring)
+	}
+	for s := range b.subs {
+		select {
+		case s.ch <- ev:
+		default:
+			// Never block the publisher on a slow reader.
+			s.err = ErrFellBehind
+			delete(b.subs, s)
+			close(s.ch)
+		}
+	}
+	return ev
+}
+
+// ringSinceLocked returns the events after seq if the ring still holds all
+// of them.
+func (b *Bus) ringSinceLocked(seq uint64) ([]api.Event, bool) {
+	if seq > b.seq {
+		return nil, false // from another run of the daemon
+	}
+	if seq == b.seq {
+		return nil, true
+	}
+	if len(b.ring) == 0 {
+		return nil, false
+	}
+	oldest := b.ring[b.ringHead].Seq
+	if seq+1 < oldest {
+		return nil, false
+	}
+	out := make([]api.Event, 0, b.seq-seq)
+	for i := 0; i < len(b.ring); i++ {
+		ev := b.ring[(b.ringHead+i)%len(b.ring)]
+		if ev.Seq > seq {
+			out = append(out, ev)
+		}
+	}
+	return out, true
+}
+
+// Sub is one subscription.
+type Sub struct {
+	bus *Bus
+	ch  chan api.Event
+	err error // set under bus.mu before ch is closed
+}
+
+// C delivers events. It is closed when the subscription ends; Err says why.
+func (s *Sub) C() <-chan api.Event { return s.ch }
+
+// Err is ErrFellBehind after the bus dropped a slow reader, nil after Close.
+func (s *Sub) Err() error {
+	s.bus.mu.Lock()
+	defer s.bus.mu.Unlock()
+	return s.err
+}
+
+// Close ends the subscription.
+func (s *Sub) Close() {
+	s.bus.mu.Lock()
+	defer s.bus.mu.Unlock()
+	if _, ok := s.bus.subs[s]; ok {
+		delete(s.bus.subs, s)
+		close(s.ch)
+	}
+}
+
+// Subscribe starts a subscription. With since == 0, or when the events after
+// since are no longer in the ring, the first event is a snapshot of every
+// session (its Seq is the current sequence number); otherwise the missed
+// events are replayed first. Registration and the snapshot happen under one
+// lock, so no change can fall between them.
+func (b *Bus) Subscribe(since uint64) *Sub {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var first []api.Event
+	replay, ok := b.ringSinceLocked(since)
+	if since != 0 && ok {
+		first = replay
+	} else {
+		first = []api.Event{{Seq: b.seq, Type: api.EventSnapshot, Time: b.opts.Now(), Sessions: b.sessionsLocked()}}
+	}
+	s := &Sub{bus: b, ch: make(chan api.Event, max(b.opts.Buffer, len(first)+16))}
+	for _, ev := range first {
+		s.ch <- ev
+	}
+	b.subs[s] = struct{}{}
+	return s
+}
+
+// Subscribers counts live subscriptions (metrics, tests).
+func (b *Bus) Subscribers() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs)
+}
+
+// Recent returns up to n of the newest events, oldest first.
+func (b *Bus) Recent(n int) []api.Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := min(n, len(b.ring))
+	out := make([]api.Event, 0, k)
+	for i := len(b.ring) - k; i < len(b.ring); i++ {
+		out = append(out, b.ring[(b.ringHead+i)%len(b.ring)])
+	}
+	return out
+}

@@ -1,0 +1,185 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/corral-dev/corral/internal/api"
+)
+
+func sess(id string, st api.Status) api.Session {
+	return api.Session{ID: id, Status: st, CreatedAt: time.Unix(int64(len(id)), 0)}
+}
+
+func recv(t *testing.T, s *Sub) api.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-s.C():
+		if !ok {
+			t.Fatalf("subscription closed: %v", s.Err())
+		}
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event")
+	}
+	return api.Event{}
+}
+
+func TestSnapshotThenChanges(t *testing.T) {
+	b := New(Options{FirstSeq: 100})
+	b.Load([]api.Session{sess("a", api.StatusIdle)})
+	s := b.Subscribe(0)
+	defer s.Close()
+	ev := recv(t, s)
+	if ev.Type != api.EventSnapshot || ev.Seq != 100 || len(ev.Sessions) != 1 {
+		t.Fatalf("first event %+v", ev)
+	}
+	b.Update(sess("a", api.StatusBusy), api.StatusIdle, false)
+	b.Update(sess("bb", api.StatusIdle), "", false)
+	b.Remove("a")
+	for i, want := range []api.EventType{api.EventSession, api.EventSession, api.EventRemoved} {
+		ev := recv(t, s)
+		if ev.Type != want || ev.Seq != uint64(101+i) {
+			t.Fatalf("event %d: %+v", i, ev)
+		}
+	}
+	if got := b.Sessions(); len(got) != 1 || got[0].ID != "bb" {
+		t.Fatalf("sessions %+v", got)
+	}
+	if _, ok := b.Remove("nope"); ok {
+		t.Fatal("removed a session that does not exist")
+	}
+}
+
+func TestCatchUpFromRing(t *testing.T) {
+	b := New(Options{FirstSeq: 10, Ring: 4})
+	for i := range 3 {
+		b.Update(sess("a", api.StatusBusy), "", i == 0)
+	}
+	// 11, 12, 13 published; a reader that saw 11 gets 12 and 13.
+	s := b.Subscribe(11)
+	if ev := recv(t, s); ev.Seq != 12 || ev.Type != api.EventSession {
+		t.Fatalf("replay %+v", ev)
+	}
+	if ev := recv(t, s); ev.Seq != 13 {
+		t.Fatalf("replay %+v", ev)
+	}
+	s.Close()
+	// Push the ring past 12: now a reader at 11 needs a snapshot.
+	for range 4 {
+		b.Update(sess("a", api.StatusIdle), "", false)
+	}
+	s = b.Subscribe(11)
+	if ev := recv(t, s); ev.Type != api.EventSnapshot || ev.Seq != 17 {
+		t.Fatalf("want snapshot at 17, got %+v", ev)
+	}
+	s.Close()
+	// A reader from a later run (seq in the future) gets a snapshot too.
+	s = b.Subscribe(1 << 60)
+	if ev := recv(t, s); ev.Type != api.EventSnapshot {
+		t.Fatalf("want snapshot, got %+v", ev)
+	}
+	s.Close()
+	// Up to date: nothing is replayed.
+	s = b.Subscribe(17)
+	select {
+	case ev := <-s.C():
+		t.Fatalf("unexpected %+v", ev)
+	default:
+	}
+	s.Close()
+}
+
+func TestSlowReaderIsDroppedNotWaitedFor(t *testing.T) {
+	b := New(Options{Buffer: 8})
+	slow := b.Subscribe(0)
+	done := make(chan struct{})
+	go func() {
+		for i := range 100 {
+			b.Update(sess(fmt.Sprint("s", i%3), api.StatusBusy), "", false)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("publisher blocked by a slow reader")
+	}
+	// The slow reader's channel holds what fitted, then is closed.
+	n := 0
+	for range slow.C() {
+		n++
+	}
+	if !errors.Is(slow.Err(), ErrFellBehind) {
+		t.Fatalf("slow reader err %v", slow.Err())
+	}
+	if n == 0 || n >= 100 {
+		t.Fatalf("slow reader got %d events", n)
+	}
+	if b.Subscribers() != 0 {
+		t.Fatalf("%d subscribers", b.Subscribers())
+	}
+	slow.Close() // after the bus closed it: harmless
+}
+
+func TestReaderThatKeepsUpGetsEverything(t *testing.T) {
+	b := New(Options{FirstSeq: 1})
+	s := b.Subscribe(0)
+	defer s.Close()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var seqs []uint64
+	go func() {
+		defer wg.Done()
+		for ev := range s.C() {
+			seqs = append(seqs, ev.Seq)
+			if len(seqs) == 501 {
+				return
+			}
+		}
+	}()
+	for range 500 {
+		b.Update(sess("a", api.StatusBusy), "", false)
+	}
+	wg.Wait()
+	for i, q := range seqs {
+		if q != uint64(1+i) {
+			t.Fatalf("event %d has seq %d", i, q)
+		}
+	}
+	if s.Err() != nil {
+		t.Fatal(s.Err())
+	}
+}
+
+func TestRecent(t *testing.T) {
+	b := New(Options{FirstSeq: 1, Ring: 3})
+	for range 5 {
+		b.Update(sess("a", api.StatusBusy), "", false)
+	}
+	r := b.Recent(10)
+	if len(r) != 3 || r[0].Seq != 4 || r[2].Seq != 6 {
+		t.Fatalf("recent %+v", r)
+	}
+	if r := b.Recent(1); len(r) != 1 || r[0].Seq != 6 {
+		t.Fatalf("recent(1) %+v", r)
+	}
+}
+
+func BenchmarkUpdateWithSubscribers(b *testing.B) {
+	bus := New(Options{})
+	for range 10 {
+		s := bus.Subscribe(0)
+		go func() {
+			for range s.C() {
+			}
+		}()
+	}
+	s := sess("a", api.StatusBusy)
+	for b.Loop() {
+		bus.Update(s, api.StatusIdle, false)
+	}
+}

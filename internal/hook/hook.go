@@ -1,0 +1,172 @@
+// Package hook carries Claude Code's hook and status line payloads from the
+// short-lived `corral hook` / `corral statusline` processes to the agent over
+// a unix socket.
+//
+// The wire format is deliberately tiny, because Claude waits for every hook:
+// one connection per delivery, a JSON header line, then the payload bytes
+// exactly as Claude wrote them until the writer closes its side. No reply:
+// the sender never waits for the agent to process anything.
+package hook
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+)
+
+// Kinds of delivery.
+const (
+	KindHook       = "hook"
+	KindStatusLine = "statusline"
+)
+
+// Limits. A hook payload carries tool inputs, which can hold a whole file
+// being written, so the payload limit is generous; the header is small.
+const (
+	MaxHeader  = 4 << 10
+	MaxPayload = 16 << 20
+)
+
+// Header describes one delivery: what the hook process knew about where it
+// runs. Claude passes its own environment to hooks, so the pane's variables
+// arrive here.
+type Header struct {
+	Kind string `json:"kind"`
+	// At is when the hook process started, in Unix nanoseconds: the closest
+	// the agent can get to when Claude fired the event.
+	At int64 `json:"at"`
+	// PID and PPID of the hook process (the parent is Claude or its shell).
+	PID  int `json:"pid"`
+	PPID int `json:"ppid"`
+	// Session is $CORRAL_SESSION, set in every pane corral starts.
+	Session string `json:"session,omitempty"`
+	// Pane and Tmux are $TMUX_PANE and $TMUX, for claude started by hand in a
+	// tmux pane.
+	Pane string `json:"pane,omitempty"`
+	Tmux string `json:"tmux,omitempty"`
+	// Truncated says the payload was cut at MaxPayload by the sender.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Time returns At as a time.
+func (h Header) Time() time.Time { return time.Unix(0, h.At) }
+
+// HeaderFromEnv fills a header from this process's environment.
+func HeaderFromEnv(kind string, start time.Time, getenv func(string) string) Header {
+	return Header{
+		Kind:    kind,
+		At:      start.UnixNano(),
+		PID:     os.Getpid(),
+		PPID:    os.Getppid(),
+		Session: getenv("CORRAL_SESSION"),
+		Pane:    getenv("TMUX_PANE"),
+		Tmux:    getenv("TMUX"),
+	}
+}
+
+// Send delivers one payload to the agent's hook socket, giving up after
+// timeout. A missing or dead agent is an error the caller may ignore.
+func Send(sock string, h Header, payload []byte, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	d := net.Dialer{Deadline: deadline}
+	c, err := d.Dial("unix", sock)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(deadline)
+	hb, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	// One write for small payloads keeps this to a single syscall.
+	buf := make([]byte, 0, len(hb)+1+len(payload))
+	buf = append(append(append(buf, hb...), '\n'), payload...)
+	if _, err := c.Write(buf); err != nil {
+		return err
+	}
+	return c.(*net.UnixConn).CloseWrite()
+}
+
+// ReadStdin reads a payload, at most MaxPayload bytes; truncated reports a cut.
+func ReadStdin(r io.Reader) (payload []byte, truncated bool, err error) {
+	payload, err = io.ReadAll(io.LimitReader(r, MaxPayload+1))
+	if len(payload) > MaxPayload {
+		// Keep the agent's parser honest: a cut payload is not JSON, so
+		// send nothing but the header's truncation flag.
+		return nil, true, err
+	}
+	return payload, false, err
+}
+
+// ErrTooLarge is returned by Read for a payload over the limit.
+var ErrTooLarge = errors.New("hook payload too large")
+
+// Read reads one delivery from a connection.
+func Read(r io.Reader, maxPayload int) (Header, []byte, error) {
+	br := bufio.NewReaderSize(r, 16<<10)
+	line, err := readLine(br, MaxHeader)
+	if err != nil {
+		return Header{}, nil, fmt.Errorf("hook header: %w", err)
+	}
+	var h Header
+	if err := json.Unmarshal(line, &h); err != nil {
+		return Header{}, nil, fmt.Errorf("hook header: %w", err)
+	}
+	if h.Kind != KindHook && h.Kind != KindStatusLine {
+		return h, nil, fmt.Errorf("hook header: unknown kind %q", h.Kind)
+	}
+	payload, err := io.ReadAll(io.LimitReader(br, int64(maxPayload)+1))
+	if err != nil {
+		return h, nil, fmt.Errorf("hook payload: %w", err)
+	}
+	if len(payload) > maxPayload {
+		return h, nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, maxPayload)
+	}
+	return h, payload, nil
+}
+
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > max {
+			return nil, fmt.Errorf("header over %d bytes", max)
+		}
+		if err == nil {
+			return bytes.TrimSuffix(line, []byte{'\n'}), nil
+		}
+		if err != bufio.ErrBufferFull {
+			if err == io.EOF {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+}
+
+// Listen opens the hook socket at path (mode 0600), removing a stale socket
+// file left by a daemon that died. The caller must hold the data directory's
+// lock, so nothing alive can own the old file.
+func Listen(path string) (*net.UnixListener, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	l.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}

@@ -1,0 +1,234 @@
+// Package store keeps corral's persistent state in SQLite (the pure-Go
+// modernc.org/sqlite driver): sessions and their last known state, and small
+// key/value settings. Every write is one transaction; the database runs in
+// WAL mode, so a kill -9 at any moment loses no committed write.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	_ "modernc.org/sqlite"
+)
+
+// ErrNotFound is returned for a missing row.
+var ErrNotFound = errors.New("not found")
+
+// Store is an open database.
+type Store struct {
+	db *sql.DB
+}
+
+// migrations are applied in order; PRAGMA user_version records how many ran.
+// Append only: a released migration never changes.
+var migrations = []string{
+	`CREATE TABLE sessions (
+		id TEXT PRIMARY KEY,
+		name TEXT NOT NULL,
+		dir TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		args TEXT NOT NULL DEFAULT '[]',
+		claude_session_id TEXT NOT NULL DEFAULT '',
+		status TEXT NOT NULL DEFAULT '',
+		state TEXT NOT NULL DEFAULT '{}',
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL
+	);
+	CREATE TABLE kv (
+		key TEXT PRIMARY KEY,
+		value BLOB NOT NULL,
+		updated_at INTEGER NOT NULL
+	);`,
+}
+
+// Open opens (creating if needed) the database at path with mode 0600.
+func Open(path string) (*Store, error) {
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	} else {
+		f.Close()
+	}
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	// One connection: SQLite serialises writers anyway, and one connection
+	// keeps transactions simple and the memory small.
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db}
+	if err := s.migrate(context.Background()); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB exposes the handle to packages that keep their own tables (the hub).
+func (s *Store) DB() *sql.DB { return s.db }
+
+func (s *Store) migrate(ctx context.Context) error {
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("database version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("database is from a newer corral (schema %d, this build knows %d)", v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		err := s.Tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("database migration %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// Tx runs fn in a transaction, committing if it returns nil.
+func (s *Store) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Session is one session's row.
+type Session struct {
+	ID              string
+	Name            string
+	Dir             string
+	Kind            string
+	Args            []string
+	ClaudeSessionID string
+	Status          string
+	// State is the agent's own serialisation of everything else it wants
+	// back after a restart.
+	State     json.RawMessage
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// PutSession inserts or replaces a session.
+func (s *Store) PutSession(ctx context.Context, r Session) error {
+	return s.PutSessions(ctx, []Session{r})
+}
+
+// PutSessions writes several sessions in one transaction.
+func (s *Store) PutSessions(ctx context.Context, rs []Session) error {
+	return s.Tx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO sessions
+			(id, name, dir, kind, args, claude_session_id, status, state, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(id) DO UPDATE SET name=excluded.name, dir=excluded.dir, kind=excluded.kind,
+			args=excluded.args, claude_session_id=excluded.claude_session_id, status=excluded.status,
+			state=excluded.state, updated_at=excluded.updated_at`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, r := range rs {
+			args, err := json.Marshal(r.Args)
+			if err != nil {
+				return err
+			}
+			state := r.State
+			if len(state) == 0 {
+				state = json.RawMessage("{}")
+			}
+			if _, err := stmt.ExecContext(ctx, r.ID, r.Name, r.Dir, r.Kind, string(args), r.ClaudeSessionID,
+				r.Status, string(state), r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano()); err != nil {
+				return fmt.Errorf("session %s: %w", r.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteSession removes a session; a missing one is not an error.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	_, err := s.db.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
+	return err
+}
+
+// Sessions returns every session, oldest first.
+func (s *Store) Sessions(ctx context.Context) ([]Session, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name, dir, kind, args, claude_session_id, status, state,
+		created_at, updated_at FROM sessions ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		var r Session
+		var args, state string
+		var created, updated int64
+		if err := rows.Scan(&r.ID, &r.Name, &r.Dir, &r.Kind, &args, &r.ClaudeSessionID, &r.Status, &state, &created, &updated); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(args), &r.Args); err != nil {
+			return nil, fmt.Errorf("session %s args: %w", r.ID, err)
+		}
+		r.State = json.RawMessage(state)
+		r.CreatedAt, r.UpdatedAt = time.Unix(0, created), time.Unix(0, updated)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Get reads a key; ErrNotFound if it is not set.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	var v []byte
+	err := s.db.QueryRowContext(ctx, "SELECT value FROM kv WHERE key = ?", key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return v, err
+}
+
+// Set writes a key.
+func (s *Store) Set(ctx context.Context, key string, value []byte) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT(key) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at`,
+		key, value, time.Now().UnixNano())
+	return err
+}
+
+// SetIfAbsent writes a key unless it exists and returns the stored value
+// (used for secrets made once on first run).
+func (s *Store) SetIfAbsent(ctx context.Context, key string, value []byte) ([]byte, error) {
+	var out []byte
+	err := s.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT(key) DO NOTHING`, key, value, time.Now().UnixNano()); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, "SELECT value FROM kv WHERE key = ?", key).Scan(&out)
+	})
+	return out, err
+}
+
+// Delete removes a key.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	_, err := s.db.ExecContext(ctx, "DELETE FROM kv WHERE key = ?", key)
+	return err
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for a while (default 10s each): go test -fuzz takes
+# one target at a time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t="${1:-10s}"
+for pkg in $(go list ./...); do
+  dir=$(go list -f '{{.Dir}}' "$pkg")
+  for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/func //' | sort -u); do
+    echo "fuzz $pkg $f"
+    go test -run '^$' -fuzz "^${f}\$" -fuzztime "$t" "$pkg" >/tmp/corral-fuzz.log 2>&1 || { cat /tmp/corral-fuzz.log; exit 1; }
+  done
+done

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs what corral needs on this machine, if it is missing: tmux, Node.js
+# with npm (for the web UI build and Claude Code), Claude Code itself, and,
+# with --test, what the tests need (Chromium for the browser tests).
+# Debian/Ubuntu get packages through apt (as root or with sudo); elsewhere it
+# says what to install.
+set -euo pipefail
+
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+CLAUDE_CODE_VERSION="${CLAUDE_CODE_VERSION:-2.1.197}"
+
+have() { command -v "$1" >/dev/null 2>&1; }
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  if have sudo; then sudo_cmd=(sudo); fi
+fi
+
+apt_install() {
+  if ! have apt-get; then
+    say "please install: $* (no apt-get here)"
+    return 1
+  fi
+  if [ "$(id -u)" -ne 0 ] && [ ${#sudo_cmd[@]} -eq 0 ]; then
+    say "please install as root: apt-get install $*"
+    return 1
+  fi
+  say "installing $* with apt-get"
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >/dev/null ||
+    { "${sudo_cmd[@]}" apt-get update -q >/dev/null && "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >/dev/null; }
+}
+
+missing=()
+have tmux || missing+=(tmux)
+have node || missing+=(nodejs)
+have npm || missing+=(npm)
+have make || missing+=(make)
+if [ $want_test -eq 1 ]; then
+  have chromium || missing+=(chromium)
+  have git || missing+=(git)
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  apt_install ca-certificates "${missing[@]}"
+fi
+
+if ! have go; then
+  if [ -x /usr/local/go/bin/go ]; then
+    say "Go is at /usr/local/go/bin; add it to PATH"
+  else
+    say "please install Go 1.26 or newer: https://go.dev/dl/"
+  fi
+  exit 1
+fi
+
+if ! have claude; then
+  say "installing Claude Code ${CLAUDE_CODE_VERSION} with npm"
+  npm_prefix_cmd=()
+  if [ "$(id -u)" -ne 0 ] && [ ! -w "$(npm prefix -g)/lib" ]; then
+    npm_prefix_cmd=("${sudo_cmd[@]}")
+  fi
+  "${npm_prefix_cmd[@]}" npm install -g --no-fund --no-audit "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" >/dev/null
+fi
+
+say "ok: $(tmux -V), node $(node --version), claude $(claude --version 2>/dev/null | head -1)"
