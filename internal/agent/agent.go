@@ -338,6 +338,9 @@ func (a *Agent) applyLocked(s *session, ev status.Event) {
 	if !out.Changed {
 		return
 	}
+	if prev != ns.Status {
+		a.log.Debug("status", "session", s.id, "from", prev, "to", ns.Status, "by", ev.Kind)
+	}
 	a.publishLocked(s, prev, out.Notify)
 }
 

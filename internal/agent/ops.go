@@ -150,14 +150,15 @@ func (a *Agent) launch(ctx context.Context, s *session, resume string, cols, row
 	if err != nil {
 		return api.Errorf(api.CodeUnavailable, "start session: %v", err)
 	}
+	a.watchServer()
 	a.mu.Lock()
 	s.panePID = pane.PID
+	s.paneID = pane.ID
 	s.claudePID = 0
 	s.launchedAt = now()
 	s.screenChecks = 0
 	a.watchPIDLocked(s, pane.PID)
 	a.mu.Unlock()
-	a.watchServer()
 	if s.kind == api.KindClaude {
 		a.scheduleScreenCheck(s.id, time.Second)
 	}
@@ -273,9 +274,41 @@ func (a *Agent) Rename(ctx context.Context, id, name string) (api.Session, error
 	return s.toAPI(), nil
 }
 
+// startWait bounds how long input waits for Claude to come up.
+const startWait = 30 * time.Second
+
+// waitStarted returns once a session is no longer starting: keys typed
+// before Claude reads its terminal are lost.
+func (a *Agent) waitStarted(ctx context.Context, id string) error {
+	sub := a.bus.Subscribe(0)
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(ctx, startWait)
+	defer cancel()
+	for {
+		s, ok := a.bus.Session(id)
+		if !ok {
+			return api.Errorf(api.CodeNotFound, "no session %q", id)
+		}
+		if s.Status != api.StatusStarting {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return api.Errorf(api.CodeConflict, "session %s is still starting; try again", id)
+		case _, ok := <-sub.C():
+			if !ok {
+				sub = a.bus.Subscribe(0)
+			}
+		}
+	}
+}
+
 // SendText types text into a session, then presses Enter if asked.
 func (a *Agent) SendText(ctx context.Context, id string, req api.InputRequest) error {
 	if _, err := a.get(id); err != nil {
+		return err
+	}
+	if err := a.waitStarted(ctx, id); err != nil {
 		return err
 	}
 	if !utf8.ValidString(req.Text) {
@@ -305,6 +338,18 @@ func (a *Agent) SendKeys(ctx context.Context, id string, keys []string) error {
 	}
 	if len(keys) > 200 {
 		return api.Errorf(api.CodeBadRequest, "too many keys in one request (%d > 200)", len(keys))
+	}
+	for _, k := range keys {
+		if !tmux.ValidKey(k) {
+			return api.Errorf(api.CodeBadRequest, "invalid key name %q (tmux key names: Enter, Escape, Up, C-c, 1 ...)", k)
+		}
+	}
+	// A dialog shown while starting (trust this folder?) is answered with
+	// keys, so only wait when nothing asks.
+	if s, ok := a.bus.Session(id); ok && s.Status == api.StatusStarting {
+		if err := a.waitStarted(ctx, id); err != nil {
+			return err
+		}
 	}
 	if err := a.tmux.SendKeys(ctx, id, keys...); err != nil {
 		if errors.Is(err, tmux.ErrInvalid) {

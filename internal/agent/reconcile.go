@@ -50,9 +50,11 @@ func (a *Agent) onExit(id string, pid int) {
 		delete(s.watching, pid)
 		if pid == s.claudePID {
 			s.claudePID = 0
-			if s.kind == api.KindClaude || s.st.Status != api.StatusIdle {
-				a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
-			}
+			prev := s.st.Status
+			ns, out := status.Apply(s.st, status.Event{Kind: status.ClaudeExited}, now())
+			s.st = ns
+			// Publish even when SessionEnd already said exited: the pid changed.
+			a.publishLocked(s, prev, out.Notify)
 		}
 	}
 	a.mu.Unlock()
@@ -153,6 +155,7 @@ func (a *Agent) reconcileOnce() error {
 			s.panePID = info.Pane.PID
 			a.watchPIDLocked(s, info.Pane.PID)
 		}
+		s.paneID = info.Pane.ID
 		if s.kind == api.KindClaude {
 			a.checkClaudeLocked(s)
 		}
@@ -266,6 +269,8 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 			resume = s.st.ClaudeSessionID
 			clear(s.watching)
 			s.tail, s.tailPrimed = nil, false
+			// Whatever the old processes still say is about the old pane.
+			s.claudePID, s.panePID, s.paneID = 0, 0, ""
 			a.applyLocked(s, status.Event{Kind: status.Launched})
 			s.st.ClaudeSessionID = resume
 		}

@@ -28,6 +28,7 @@ type session struct {
 	tokens claude.UsageTotals
 
 	panePID   int
+	paneID    string // tmux's %N, unique while its server lives
 	claudePID int
 	// watching records which pids have exit watchers, so each is watched once.
 	watching map[int]bool

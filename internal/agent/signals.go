@@ -2,6 +2,8 @@ package agent
 
 import (
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -77,6 +79,7 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 		if !ok {
 			return
 		}
+		a.log.Debug("hook", "session", s.id, "event", p.HookEventName, "status", s.st.Status, "age", time.Since(h.Time()).Round(time.Microsecond))
 		if ev.Kind == status.HookSessionStart && s.st.Status == api.StatusExited {
 			// claude started again in the pane's shell.
 			a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
@@ -89,13 +92,42 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 
 // sessionForDeliveryLocked finds the session a hook process belongs to:
 // by $CORRAL_SESSION, which every pane corral starts carries.
+//
+// A delivery from an earlier incarnation of the session's pane (a claude
+// that was dying when tmux died and the session was recreated) would move
+// the new one's state: tmux's variables, which the hook inherits, say which
+// server and pane it came from.
 func (a *Agent) sessionForDeliveryLocked(h hook.Header) *session {
-	if h.Session != "" {
-		if s, ok := a.sessions[h.Session]; ok {
-			return s
-		}
+	if h.Session == "" {
+		return nil
 	}
-	return nil
+	s, ok := a.sessions[h.Session]
+	if !ok {
+		return nil
+	}
+	if pid := tmuxServerPID(h.Tmux); pid != 0 && a.serverPID != 0 && pid != a.serverPID {
+		a.log.Debug("delivery from a previous tmux server ignored", "session", s.id, "server", pid)
+		return nil
+	}
+	if h.Pane != "" && s.paneID != "" && h.Pane != s.paneID {
+		a.log.Debug("delivery from a previous pane ignored", "session", s.id, "pane", h.Pane)
+		return nil
+	}
+	return s
+}
+
+// tmuxServerPID reads the server pid from $TMUX ("socket,pid,session").
+func tmuxServerPID(v string) int {
+	_, rest, ok := strings.Cut(v, ",")
+	if !ok {
+		return 0
+	}
+	pidStr, _, _ := strings.Cut(rest, ",")
+	pid, err := strconv.Atoi(pidStr)
+	if err != nil {
+		return 0
+	}
+	return pid
 }
 
 func (a *Agent) absorbStatusLineLocked(s *session, sl claude.StatusLine) {
@@ -164,6 +196,7 @@ func (a *Agent) onSessionFile(ev claude.SessionFileEvent) {
 	if !proc.StartTimeMatches(f.PID, f.ProcStart) {
 		return // a file left by a dead process whose pid was reused
 	}
+	a.log.Debug("session file", "session", s.id, "file_status", f.Status, "status", s.st.Status)
 	a.applyLocked(s, status.Event{
 		Kind: status.FileStatus, At: f.StatusChanged(), FileStatus: f.Status, Message: f.WaitingFor,
 		ClaudeSessionID: f.SessionID,
@@ -257,6 +290,9 @@ func (a *Agent) readTranscriptLocked(s *session) {
 				}
 				if !s.tailPrimed && ev.Kind == status.Interrupt {
 					continue
+				}
+				if ev.Kind == status.Interrupt {
+					a.log.Debug("transcript interrupt", "session", s.id, "status", s.st.Status)
 				}
 				ns, out := status.Apply(s.st, ev, now())
 				s.st = ns

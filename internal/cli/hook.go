@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -40,8 +41,18 @@ func newHookCmd(e *env, name, short string) *cobra.Command {
 
 // runHookFast delivers Claude's stdin to the agent and always returns 0:
 // a hook must never fail or block Claude, whatever happens to corral.
-func runHookFast(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+//
+// It prints nothing on stdout for hooks: Claude adds the stdout of
+// SessionStart and UserPromptSubmit hooks to the model's context. A panic
+// would exit 2, which Claude treats as "block this tool", so it is caught.
+func runHookFast(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (code int) {
 	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "corral %s: internal error: %v\n", args[0], r)
+			code = 0
+		}
+	}()
 	kind := hook.KindHook
 	if args[0] == "statusline" {
 		kind = hook.KindStatusLine

@@ -128,6 +128,15 @@ func TestRules(t *testing.T) {
 					t.Errorf("error %q", s.Error)
 				}
 			}},
+		{name: "a session file without a status moves nothing, not even the watermark",
+			from: State{Status: api.StatusStarting, Watermark: at(0)},
+			events: []Event{{Kind: FileStatus, FileStatus: "", At: at(500)}, {Kind: FileStatus, FileStatus: "shell", At: at(501)},
+				{Kind: HookSessionStart, Source: "startup", At: at(100)}},
+			want: api.StatusIdle},
+		{name: "untimed signals do not make timed ones stale",
+			from: State{Status: api.StatusReview, Watermark: at(0)},
+			events: []Event{{Kind: Viewed}, {Kind: HookPromptSubmit, At: at(5)}},
+			want:   api.StatusBusy},
 		{name: "SessionEnd exit", from: busy, events: []Event{{Kind: HookSessionEnd, Source: "prompt_input_exit", At: at(5)}}, want: api.StatusExited},
 		{name: "process exit wins whatever its time", from: busy, events: []Event{{Kind: ClaudeExited}}, want: api.StatusExited},
 		{name: "claude started again in the pane", from: State{Status: api.StatusExited},

@@ -175,13 +175,16 @@ func Apply(s State, ev Event, now time.Time) (State, Outcome) {
 
 	// fresh reports whether a status-bearing signal is newer than every
 	// status signal applied so far, and advances the watermark if so.
+	// Signals without a time (a person, a process) are applied but never
+	// move the watermark: they say nothing about the order of the others.
 	fresh := func() bool {
-		if !ev.At.IsZero() && ev.At.Before(s.Watermark) {
+		if ev.At.IsZero() {
+			return true
+		}
+		if ev.At.Before(s.Watermark) {
 			return false
 		}
-		if at.After(s.Watermark) {
-			s.Watermark = at
-		}
+		s.Watermark = ev.At
 		return true
 	}
 
@@ -292,6 +295,13 @@ func Apply(s State, ev Event, now time.Time) (State, Outcome) {
 			s.Compacting = false
 		}
 	case FileStatus:
+		switch ev.FileStatus {
+		case "busy", "idle", "waiting":
+		default:
+			// Claude first writes the file without a status; "shell" and
+			// anything newer say nothing corral can use.
+			return s, Outcome{Changed: !equal(prev, s)}
+		}
 		if !fresh() {
 			break
 		}
