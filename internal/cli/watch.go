@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"context"
 	"time"
 
 	"github.com/spf13/cobra"

@@ -134,7 +134,7 @@ func TestRules(t *testing.T) {
 				{Kind: HookSessionStart, Source: "startup", At: at(100)}},
 			want: api.StatusIdle},
 		{name: "untimed signals do not make timed ones stale",
-			from: State{Status: api.StatusReview, Watermark: at(0)},
+			from:   State{Status: api.StatusReview, Watermark: at(0)},
 			events: []Event{{Kind: Viewed}, {Kind: HookPromptSubmit, At: at(5)}},
 			want:   api.StatusBusy},
 		{name: "SessionEnd exit", from: busy, events: []Event{{Kind: HookSessionEnd, Source: "prompt_input_exit", At: at(5)}}, want: api.StatusExited},
