@@ -208,6 +208,10 @@ func (a *Agent) checkDir(dir string) (string, error) {
 func (a *Agent) uniqueName(name string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.uniqueNameLocked(name)
+}
+
+func (a *Agent) uniqueNameLocked(name string) string {
 	taken := map[string]bool{}
 	for _, s := range a.sessions {
 		taken[s.name] = true
@@ -232,6 +236,10 @@ func (a *Agent) Kill(ctx context.Context, id string) error {
 	if err != nil {
 		a.mu.Unlock()
 		return err
+	}
+	if s.kind == api.KindExternal {
+		a.mu.Unlock()
+		return api.Errorf(api.CodeConflict, "corral did not start this claude (pid %d); end it where it runs", s.claudePID)
 	}
 	delete(a.sessions, id)
 	delete(a.dirty, id)
@@ -317,13 +325,17 @@ func (a *Agent) SendText(ctx context.Context, id string, req api.InputRequest) e
 	if req.Text == "" && !req.Enter {
 		return api.Errorf(api.CodeBadRequest, "nothing to send")
 	}
+	tm, target, err := a.terminal(id)
+	if err != nil {
+		return err
+	}
 	if req.Text != "" {
-		if err := a.tmux.SendText(ctx, id, req.Text); err != nil {
+		if err := tm.SendText(ctx, target, req.Text); err != nil {
 			return a.tmuxErr(err)
 		}
 	}
 	if req.Enter {
-		if err := a.tmux.SendKeys(ctx, id, "Enter"); err != nil {
+		if err := tm.SendKeys(ctx, target, "Enter"); err != nil {
 			return a.tmuxErr(err)
 		}
 	}
@@ -351,7 +363,11 @@ func (a *Agent) SendKeys(ctx context.Context, id string, keys []string) error {
 			return err
 		}
 	}
-	if err := a.tmux.SendKeys(ctx, id, keys...); err != nil {
+	tm, target, err := a.terminal(id)
+	if err != nil {
+		return err
+	}
+	if err := tm.SendKeys(ctx, target, keys...); err != nil {
 		if errors.Is(err, tmux.ErrInvalid) {
 			return api.Errorf(api.CodeBadRequest, "%v", err)
 		}
@@ -388,15 +404,16 @@ func (a *Agent) tmuxErr(err error) error {
 
 // Capture returns the visible screen, with history lines of scrollback.
 func (a *Agent) Capture(ctx context.Context, id string, history int) (api.Screen, error) {
-	if _, err := a.get(id); err != nil {
+	tm, target, err := a.terminal(id)
+	if err != nil {
 		return api.Screen{}, err
 	}
-	text, err := a.tmux.Capture(ctx, id, tmux.CaptureOptions{History: history})
+	text, err := tm.Capture(ctx, target, tmux.CaptureOptions{History: history})
 	if err != nil {
 		return api.Screen{}, a.tmuxErr(err)
 	}
 	scr := api.Screen{Text: text}
-	if p, err := a.tmux.PaneInfo(ctx, id); err == nil {
+	if p, err := tm.PaneInfo(ctx, target); err == nil {
 		scr.Cols, scr.Rows, scr.Cursor = p.Width, p.Height, [2]int{p.CursorX, p.CursorY}
 	}
 	return scr, nil
@@ -427,8 +444,10 @@ func (a *Agent) Run(ctx context.Context, id string, req api.RunRequest) (api.Run
 	a.mu.Lock()
 	dir := s.dir
 	a.mu.Unlock()
-	if p, err := a.tmux.PaneInfo(ctx, id); err == nil && p.Path != "" {
-		dir = p.Path
+	if tm, target, err := a.terminal(id); err == nil {
+		if p, err := tm.PaneInfo(ctx, target); err == nil && p.Path != "" {
+			dir = p.Path
+		}
 	}
 	bin, err := a.lookPath(req.Argv[0])
 	if err != nil {

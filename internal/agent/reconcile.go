@@ -46,6 +46,13 @@ func (a *Agent) watchPIDLocked(s *session, pid int) {
 func (a *Agent) onExit(id string, pid int) {
 	a.mu.Lock()
 	s, ok := a.sessions[id]
+	if ok && s.kind == api.KindExternal {
+		a.mu.Unlock()
+		if pid == s.claudePID {
+			a.forget(a.ctx, []string{id}, "ended (claude started outside corral exited)")
+		}
+		return
+	}
 	if ok {
 		delete(s.watching, pid)
 		if pid == s.claudePID {
@@ -145,7 +152,17 @@ func (a *Agent) reconcileOnce() error {
 
 	a.mu.Lock()
 	var gone []*session
+	var ended []string
 	for _, s := range a.sessions {
+		if s.kind == api.KindExternal {
+			if !externalAlive(s) {
+				ended = append(ended, s.id)
+			} else if s.st.Status == api.StatusUnknown || s.st.Status == api.StatusNeedsInput {
+				a.watchPIDLocked(s, s.claudePID)
+				a.applyLocked(s, status.Event{Kind: status.Verified, Check: a.checkLocked(s, true)})
+			}
+			continue
+		}
 		info, ok := alive[s.id]
 		if !ok {
 			gone = append(gone, s)
@@ -160,23 +177,14 @@ func (a *Agent) reconcileOnce() error {
 			a.checkClaudeLocked(s)
 		}
 	}
-	for _, s := range gone {
-		// The pane ended while the server lives: the person closed it.
-		delete(a.sessions, s.id)
-		delete(a.dirty, s.id)
-	}
 	a.mu.Unlock()
-
-	for _, s := range gone {
-		a.storeMu.Lock()
-		err := a.store.DeleteSession(ctx, s.id)
-		a.storeMu.Unlock()
-		if err != nil {
-			a.log.Error("delete session", "id", s.id, "err", err)
-		}
-		a.bus.Remove(s.id)
-		a.log.Info("session closed", "id", s.id, "name", s.name)
+	// A pane that ended while the server lives was closed by the person.
+	closed := make([]string, len(gone))
+	for i, s := range gone {
+		closed[i] = s.id
 	}
+	a.forget(ctx, closed, "closed")
+	a.forget(ctx, ended, "ended (claude started outside corral exited)")
 	return nil
 }
 
@@ -253,10 +261,18 @@ func (a *Agent) checkLocked(s *session, running bool) status.Check {
 func (a *Agent) recreateAll(ctx context.Context) error {
 	a.mu.Lock()
 	var todo []*session
+	var ended []string
 	for _, s := range a.sessions {
+		if s.kind == api.KindExternal {
+			if !externalAlive(s) {
+				ended = append(ended, s.id)
+			}
+			continue
+		}
 		todo = append(todo, s)
 	}
 	a.mu.Unlock()
+	a.forget(ctx, ended, "ended (claude started outside corral exited)")
 	if len(todo) == 0 {
 		return nil
 	}
@@ -315,8 +331,13 @@ func (a *Agent) restore(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	list := make([]api.Session, 0, len(recs))
+	var dead []string
 	for _, r := range recs {
 		s := fromRecord(r)
+		if s.kind == api.KindExternal && !externalAlive(s) {
+			dead = append(dead, s.id)
+			continue
+		}
 		s.st, _ = status.Apply(s.st, status.Event{Kind: status.Restored}, now())
 		s.launchedAt = time.Now()
 		a.sessions[s.id] = s
@@ -324,6 +345,11 @@ func (a *Agent) restore(ctx context.Context) error {
 		a.markDirtyLocked(s.id)
 	}
 	a.bus.Load(list)
+	for _, id := range dead {
+		if err := a.store.DeleteSession(ctx, id); err != nil {
+			a.log.Error("delete session", "id", id, "err", err)
+		}
+	}
 	if len(recs) > 0 {
 		a.log.Info("sessions restored", "count", len(recs))
 	}

@@ -30,6 +30,10 @@ type session struct {
 	panePID   int
 	paneID    string // tmux's %N, unique while its server lives
 	claudePID int
+	// claudeStart is claude's start time (external sessions: against pid
+	// reuse) and ext where its terminal is.
+	claudeStart uint64
+	ext         *extTarget
 	// watching records which pids have exit watchers, so each is watched once.
 	watching map[int]bool
 
@@ -82,10 +86,18 @@ func (s *session) toAPI() api.Session {
 type persisted struct {
 	State status.State `json:"state"`
 	Usage api.Usage    `json:"usage"`
+	// External sessions are found again by their process.
+	ClaudePID   int        `json:"claude_pid,omitempty"`
+	ClaudeStart uint64     `json:"claude_start,omitempty"`
+	Ext         *extTarget `json:"ext,omitempty"`
 }
 
 func (s *session) record() store.Session {
-	b, _ := json.Marshal(persisted{State: s.st, Usage: s.usage})
+	p := persisted{State: s.st, Usage: s.usage}
+	if s.kind == api.KindExternal {
+		p.ClaudePID, p.ClaudeStart, p.Ext = s.claudePID, s.claudeStart, s.ext
+	}
+	b, _ := json.Marshal(p)
 	return store.Session{
 		ID: s.id, Name: s.name, Dir: s.dir, Kind: string(s.kind), Args: s.args,
 		ClaudeSessionID: s.st.ClaudeSessionID, Status: string(s.st.Status), State: b,
@@ -101,6 +113,9 @@ func fromRecord(r store.Session) *session {
 	var p persisted
 	if err := json.Unmarshal(r.State, &p); err == nil {
 		s.st, s.usage = p.State, p.Usage
+		if s.kind == api.KindExternal {
+			s.claudePID, s.claudeStart, s.ext = p.ClaudePID, p.ClaudeStart, p.Ext
+		}
 	}
 	if s.st.Status == "" {
 		s.st.Status = api.Status(r.Status)

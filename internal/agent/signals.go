@@ -52,6 +52,9 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessionForDeliveryLocked(h)
+	if s == nil && h.Session == "" && h.Kind == hook.KindHook {
+		s = a.externalLocked(h, payload)
+	}
 	if s == nil {
 		a.log.Debug("delivery from a process corral does not run", "kind", h.Kind, "pid", h.PID, "session", h.Session)
 		return
@@ -74,7 +77,12 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 			a.log.Warn("bad hook payload", "session", s.id, "err", err)
 			return
 		}
-		a.noteClaudeLocked(s, h.PPID)
+		if h.ClaudePID > 0 && s.kind != api.KindExternal && s.claudePID != h.ClaudePID {
+			s.claudePID = h.ClaudePID
+			a.watchPIDLocked(s, h.ClaudePID)
+		} else if h.ClaudePID == 0 {
+			a.noteClaudeLocked(s, h.PPID)
+		}
 		ev, ok := hookEvent(p, h.Time())
 		if !ok {
 			return

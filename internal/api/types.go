@@ -62,6 +62,10 @@ type Kind string
 const (
 	KindClaude Kind = "claude"
 	KindShell  Kind = "shell"
+	// KindExternal is a claude that corral did not start, seen through the
+	// hooks of `corral hooks install --global`. corral watches it; it can
+	// type into it only when it runs in a tmux pane.
+	KindExternal Kind = "external"
 )
 
 // Waiting describes what a needs-input session waits for.

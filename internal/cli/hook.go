@@ -16,6 +16,7 @@ import (
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/proc"
 )
 
 // hookTimeout bounds a delivery when the agent is slow or stuck; with no
@@ -75,6 +76,9 @@ func runHookFast(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 	if dir, err := datadir.Resolve(dirFlag, getenv); err == nil {
 		h := hook.HeaderFromEnv(kind, start, getenv)
 		h.Truncated = truncated
+		if p, ok := proc.ClaudeAncestor(os.Getppid(), 3); ok {
+			h.ClaudePID, h.ClaudeStart = p.PID, p.StartTime
+		}
 		_ = hook.Send(datadir.Socket(dir, datadir.HookSocket), h, payload, hookTimeout)
 	}
 	if kind == hook.KindStatusLine {

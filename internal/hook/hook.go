@@ -50,6 +50,12 @@ type Header struct {
 	// tmux pane.
 	Pane string `json:"pane,omitempty"`
 	Tmux string `json:"tmux,omitempty"`
+	// ClaudePID and ClaudeStart identify the claude process that ran the
+	// hook (its pid and start time, against pid reuse), found by the hook
+	// process itself: by the time the agent reads the delivery, the shell
+	// between them may be gone.
+	ClaudePID   int    `json:"claude_pid,omitempty"`
+	ClaudeStart uint64 `json:"claude_start,omitempty"`
 	// Truncated says the payload was cut at MaxPayload by the sender.
 	Truncated bool `json:"truncated,omitempty"`
 }

@@ -113,3 +113,23 @@ func StartTimeMatches(pid int, procStart string) bool {
 	st, err := readStat(pid)
 	return err == nil && st.startTime == want && st.state != "Z"
 }
+
+// ClaudeAncestor walks up from pid (itself included) at most depth
+// generations and returns the first process that is claude. A hook runs as
+// claude -> sh -c -> hook, so a hook finds its claude two levels up.
+func ClaudeAncestor(pid, depth int) (Proc, bool) {
+	for range depth {
+		if pid <= 1 {
+			return Proc{}, false
+		}
+		p, err := Stat(pid)
+		if err != nil {
+			return Proc{}, false
+		}
+		if IsClaude(p) {
+			return p, true
+		}
+		pid = p.PPID
+	}
+	return Proc{}, false
+}

@@ -255,3 +255,18 @@ func TestRealClaude(t *testing.T) {
 		t.Error("StartTimeMatches is true after claude exited")
 	}
 }
+
+func TestClaudeAncestorOfNonClaude(t *testing.T) {
+	// This test process is not under claude (unless the suite runs inside
+	// Claude Code itself, which is fine: then it finds that one).
+	p, ok := ClaudeAncestor(os.Getpid(), 6)
+	if ok && !IsClaude(p) {
+		t.Fatalf("returned a process that is not claude: %+v", p)
+	}
+	if _, ok := ClaudeAncestor(0, 3); ok {
+		t.Fatal("pid 0 has a claude ancestor")
+	}
+	if _, ok := ClaudeAncestor(os.Getpid(), 0); ok {
+		t.Fatal("depth 0 found something")
+	}
+}
