@@ -27,6 +27,7 @@ import (
 	"github.com/corral-dev/corral/internal/hook"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/term"
 	"github.com/corral-dev/corral/internal/tmux"
 	"github.com/corral-dev/corral/internal/version"
 )
@@ -66,6 +67,8 @@ type Agent struct {
 	bus      *events.Bus
 	settings string // path of the generated Claude settings file
 	started  time.Time
+	// streams are the terminals attached by viewers.
+	streams *term.Registry
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -141,6 +144,7 @@ func New(cfg Config) (*Agent, error) {
 		store:     cfg.Store,
 		bus:       cfg.Bus,
 		settings:  filepath.Join(cfg.DataDir, datadir.Settings),
+		streams:   term.NewRegistry(streamGrace),
 		sessions:  map[string]*session{},
 		tdirs:     map[string]bool{},
 		reconcile: make(chan struct{}, 1),
@@ -215,6 +219,18 @@ func (a *Agent) Start(ctx context.Context) error {
 	})
 	a.goLoop("reconcile", a.reconcileLoop)
 	a.goLoop("persist", a.persistLoop)
+	a.goLoop("streams", func() {
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-a.ctx.Done():
+				return
+			case now := <-t.C:
+				a.streams.Sweep(now)
+			}
+		}
+	})
 	go func() {
 		<-a.ctx.Done()
 		ln.Close()
@@ -242,6 +258,7 @@ func (a *Agent) Close() error {
 		a.cancel()
 	}
 	a.wg.Wait()
+	a.streams.Close()
 	return a.flush(context.Background())
 }
 
@@ -340,6 +357,9 @@ func (a *Agent) applyLocked(s *session, ev status.Event) {
 	}
 	if prev != ns.Status {
 		a.log.Debug("status", "session", s.id, "from", prev, "to", ns.Status, "by", ev.Kind)
+	}
+	if ns.Status == api.StatusNeedsInput && ev.Kind != status.ScreenPrompt && (ns.Waiting == nil || len(ns.Waiting.Options) == 0) {
+		a.scheduleOptions(s.id)
 	}
 	a.publishLocked(s, prev, out.Notify)
 }

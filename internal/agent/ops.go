@@ -244,6 +244,7 @@ func (a *Agent) Kill(ctx context.Context, id string) error {
 	delete(a.sessions, id)
 	delete(a.dirty, id)
 	a.mu.Unlock()
+	a.streams.CloseSession(id)
 	if err := a.tmux.KillSession(ctx, id); err != nil && !errors.Is(err, tmux.ErrNoSession) && !errors.Is(err, tmux.ErrNoServer) {
 		a.log.Warn("kill session", "id", id, "err", err)
 	}

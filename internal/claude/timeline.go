@@ -4,64 +4,34 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/corral-dev/corral/internal/api"
 )
 
-// TimelineKind says what a TimelineItem shows.
-type TimelineKind string
+// The timeline's types are wire types (they travel to browsers and through
+// the hub), so they live in package api; these names keep this package's
+// code readable.
+type (
+	TimelineKind = api.TimelineKind
+	TimelineItem = api.TimelineItem
+	ToolCall     = api.ToolCall
+	FileEdit     = api.FileEdit
+)
 
 const (
-	KindPrompt     TimelineKind = "prompt"     // Text is what the person typed
-	KindText       TimelineKind = "text"       // Text is assistant markdown, as written
-	KindThinking   TimelineKind = "thinking"   // Text is the visible thinking
-	KindTool       TimelineKind = "tool"       // Tool is set
-	KindInterrupt  TimelineKind = "interrupt"  // Text is Claude's interrupt line
-	KindCompaction TimelineKind = "compaction" // Text is the trigger ("manual", "auto")
-	KindAPIError   TimelineKind = "api_error"  // Text is the error as shown; Status is set
-	KindCommand    TimelineKind = "command"    // Text is the slash command, e.g. "/compact"
+	KindPrompt     = api.TimelinePrompt
+	KindText       = api.TimelineText
+	KindThinking   = api.TimelineThinking
+	KindTool       = api.TimelineTool
+	KindInterrupt  = api.TimelineInterrupt
+	KindCompaction = api.TimelineCompaction
+	KindAPIError   = api.TimelineAPIError
+	KindCommand    = api.TimelineCommand
 )
 
 // maxToolResultText caps the result text kept per tool call; the full
 // result stays in the transcript.
 const maxToolResultText = 64 << 10
-
-// TimelineItem is one thing to show in the readable view of a session.
-type TimelineItem struct {
-	// ID is the entry's uuid, with "/<n>" for the n-th block of an entry
-	// that yields several items.
-	ID   string       `json:"id"`
-	Time time.Time    `json:"time,omitzero"`
-	Kind TimelineKind `json:"kind"`
-	Text string       `json:"text,omitempty"`
-	// Status is the HTTP status of an API error.
-	Status int       `json:"status,omitempty"`
-	Tool   *ToolCall `json:"tool,omitempty"`
-}
-
-// ToolCall is a tool call and, once it arrived, its result.
-type ToolCall struct {
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input,omitempty"`
-	// Done is set when the result arrived.
-	Done    bool   `json:"done"`
-	Result  string `json:"result,omitempty"`
-	IsError bool   `json:"is_error,omitempty"`
-	// Truncated says Result was cut at 64 KiB.
-	Truncated bool `json:"truncated,omitempty"`
-	// Edits are the changes of an Edit, MultiEdit or Write call, for a
-	// diff view.
-	Edits []FileEdit `json:"edits,omitempty"`
-}
-
-// FileEdit is one text replacement in a file. For Write, Old is empty and
-// New is the whole new content.
-type FileEdit struct {
-	Path       string `json:"path"`
-	Old        string `json:"old"`
-	New        string `json:"new"`
-	ReplaceAll bool   `json:"replace_all,omitempty"`
-}
 
 // TimelineBuilder turns entries into timeline items incrementally. Add
 // returns the items that are new or changed (a tool call changes when its

@@ -141,6 +141,17 @@ func TestRules(t *testing.T) {
 		{name: "process exit wins whatever its time", from: busy, events: []Event{{Kind: ClaudeExited}}, want: api.StatusExited},
 		{name: "claude started again in the pane", from: State{Status: api.StatusExited},
 			events: []Event{{Kind: ClaudeStarted}, {Kind: HookSessionStart, Source: "startup", At: at(5)}}, want: api.StatusIdle},
+		{name: "the dialog's options read off the screen become buttons", from: needs,
+			events: []Event{{Kind: ScreenPrompt, Options: []api.Option{{Label: "Yes", Keys: []string{"1"}}, {Label: "No", Keys: []string{"3"}}}}},
+			want:   api.StatusNeedsInput,
+			check: func(t *testing.T, s State) {
+				if s.Waiting.Tool != "Bash" || len(s.Waiting.Options) != 2 || s.Waiting.Options[1].Keys[0] != "3" {
+					t.Errorf("waiting %+v", s.Waiting)
+				}
+			}},
+		{name: "a screen prompt does not invent needs-input for an idle session", from: State{Status: api.StatusIdle},
+			events: []Event{{Kind: ScreenPrompt, Options: []api.Option{{Label: "Yes", Keys: []string{"1"}}}}},
+			want:   api.StatusIdle},
 		{name: "trust dialog on screen while starting needs input", from: State{Status: api.StatusStarting},
 			events: []Event{{Kind: ScreenPrompt, Message: "Do you trust the files in this folder?", Options: []api.Option{{Label: "Yes", Keys: []string{"1"}}}}},
 			want:   api.StatusNeedsInput, wantNotify: []bool{true}},

@@ -344,8 +344,19 @@ func Apply(s State, ev Event, now time.Time) (State, Outcome) {
 			s.LastMessage = t
 		}
 	case ScreenPrompt:
-		if s.Status == api.StatusStarting || s.Status == api.StatusIdle {
+		switch s.Status {
+		case api.StatusStarting:
 			s.toNeedsInput(&api.Waiting{Kind: "question", Message: ev.Message, Options: ev.Options})
+		case api.StatusNeedsInput:
+			// The dialog a hook announced, as drawn: its choices as buttons.
+			if len(ev.Options) > 0 {
+				w := api.Waiting{Kind: "question"}
+				if s.Waiting != nil {
+					w = *s.Waiting
+				}
+				w.Options = ev.Options
+				s.Waiting = &w
+			}
 		}
 	case ClaudeStarted:
 		if s.Status == api.StatusExited {
@@ -516,6 +527,11 @@ func equal(a, b State) bool {
 		if wa.Kind != wb.Kind || wa.Tool != wb.Tool || wa.Message != wb.Message ||
 			string(wa.Input) != string(wb.Input) || len(wa.Options) != len(wb.Options) {
 			return false
+		}
+		for i := range wa.Options {
+			if wa.Options[i].Label != wb.Options[i].Label || strings.Join(wa.Options[i].Keys, " ") != strings.Join(wb.Options[i].Keys, " ") {
+				return false
+			}
 		}
 	}
 	return true

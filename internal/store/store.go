@@ -44,6 +44,22 @@ var migrations = []string{
 		value BLOB NOT NULL,
 		updated_at INTEGER NOT NULL
 	);`,
+	`CREATE TABLE push_subscriptions (
+		endpoint TEXT PRIMARY KEY,
+		p256dh TEXT NOT NULL,
+		auth TEXT NOT NULL,
+		user TEXT NOT NULL DEFAULT '',
+		created_at INTEGER NOT NULL
+	);
+	CREATE TABLE notifications (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		time INTEGER NOT NULL,
+		device TEXT NOT NULL DEFAULT '',
+		session_id TEXT NOT NULL,
+		session_name TEXT NOT NULL,
+		reason TEXT NOT NULL,
+		message TEXT NOT NULL DEFAULT ''
+	);`,
 }
 
 // Open opens (creating if needed) the database at path with mode 0600.

@@ -116,3 +116,42 @@ func TestGarbageFileIsAClearError(t *testing.T) {
 		t.Fatal("opened garbage")
 	}
 }
+
+func TestPushAndNotifications(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p := PushSubscription{Endpoint: "https://push.example/1", P256dh: "k", Auth: "a", CreatedAt: time.Unix(5, 0)}
+	if err := s.PutPushSubscription(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	p.Auth = "b"
+	if err := s.PutPushSubscription(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	subs, err := s.PushSubscriptions(ctx)
+	if err != nil || len(subs) != 1 || subs[0].Auth != "b" {
+		t.Fatalf("subs %+v %v", subs, err)
+	}
+	if err := s.DeletePushSubscription(ctx, p.Endpoint); err != nil {
+		t.Fatal(err)
+	}
+	if subs, _ := s.PushSubscriptions(ctx); len(subs) != 0 {
+		t.Fatalf("after delete %+v", subs)
+	}
+	for i := range keepNotifications + 5 {
+		if _, err := s.AddNotification(ctx, Notification{Time: time.Unix(int64(i), 0), SessionID: "s", SessionName: "n", Reason: "review"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns, err := s.Notifications(ctx, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ns) != keepNotifications || ns[0].Time.Unix() != keepNotifications+4 {
+		t.Fatalf("%d notifications, newest %v", len(ns), ns[0].Time)
+	}
+}

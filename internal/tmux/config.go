@@ -27,8 +27,12 @@ set -g prefix None
 set -g prefix2 None
 unbind-key C-b
 set -g status off
-# Wheel scrolling and selection in attached terminals.
-set -g mouse on
+# Mouse off: the wheel scrolls the viewer's own scrollback (a browser's
+# xterm.js, a person's terminal) instead of entering tmux's copy mode.
+set -g mouse off
+# No alternate screen in attached terminals, so lines that scroll off the
+# top land in the viewer's scrollback.
+set -ga terminal-overrides ",*:smcup@:rmcup@"
 set -g history-limit 50000
 # Pass the pane title (Claude sets one) through to attached terminals.
 set -g set-titles on

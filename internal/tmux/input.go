@@ -141,6 +141,8 @@ type CaptureOptions struct {
 	History int
 	// Join joins lines that were wrapped to fit the width.
 	Join bool
+	// HistoryOnly leaves out the visible screen: only scrollback.
+	HistoryOnly bool
 }
 
 // Capture returns the text of the pane target's screen, one line per row,
@@ -162,6 +164,12 @@ func (s *Server) Capture(ctx context.Context, target string, o CaptureOptions) (
 	}
 	if o.History > 0 {
 		args = append(args, "-S", strconv.Itoa(-o.History))
+	}
+	if o.HistoryOnly {
+		if o.History <= 0 {
+			return "", nil
+		}
+		args = append(args, "-E", "-1")
 	}
 	return s.run(ctx, args...)
 }

@@ -31,7 +31,8 @@ func TestConfigAccepted(t *testing.T) {
 	want := map[string][]string{
 		"prefix":            {"show-options", "-gv", "prefix"},
 		"off":               {"show-options", "-gv", "status"},
-		"on":                {"show-options", "-gv", "mouse"},
+		"mouse off":         {"show-options", "-g", "mouse"},
+		"smcup@:rmcup@":     {"show-options", "-s", "terminal-overrides"},
 		"50000":             {"show-options", "-gv", "history-limit"},
 		"latest":            {"show-options", "-gwv", "window-size"},
 		"0":                 {"show-options", "-sv", "escape-time"},

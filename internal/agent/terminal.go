@@ -1,0 +1,134 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/term"
+	"github.com/corral-dev/corral/internal/tmux"
+)
+
+// Terminal sizes of the scrollback a new viewer gets before the live screen.
+const (
+	prefillLines = 10000
+	prefillBytes = 192 << 10
+	// streamGrace is how long a stream waits for its viewer to come back.
+	streamGrace = 60 * time.Second
+)
+
+// OpenTerminal attaches a viewer to a session's terminal. With a resume
+// stream id and offset it continues that stream when it still can; else it
+// starts a new one, whose output begins with the session's scrollback. The
+// returned offset is where the viewer should start reading; reset says
+// the viewer must clear its screen (a new stream replaced the one it asked
+// for).
+func (a *Agent) OpenTerminal(ctx context.Context, id string, cols, rows int, resume string, offset uint64) (s *term.Stream, from uint64, reset bool, err error) {
+	a.mu.Lock()
+	sess, err := a.getLocked(id)
+	if err != nil {
+		a.mu.Unlock()
+		return nil, 0, false, err
+	}
+	kind := sess.kind
+	a.mu.Unlock()
+	if kind == api.KindExternal {
+		return nil, 0, false, api.Errorf(api.CodeConflict, "corral cannot attach to a claude it did not start; its screen is available as a capture")
+	}
+	if resume != "" {
+		if st, ok := a.streams.Get(id, resume); ok {
+			if start, end := st.Offsets(); offset >= start && offset <= end {
+				if cols > 0 && rows > 0 {
+					st.Resize(cols, rows)
+				}
+				return st, offset, false, nil
+			}
+			// Too far behind to resume: a fresh stream.
+			a.streams.CloseSession(id)
+		}
+		reset = true
+	}
+	prefill := a.scrollback(ctx, id)
+	env := append(a.tmux.Env(), "TERM=xterm-256color", "COLORTERM=truecolor")
+	st, err := term.Start(term.Options{Argv: a.tmux.AttachCommand(id), Env: env, Cols: cols, Rows: rows, Prefill: prefill})
+	if err != nil {
+		return nil, 0, false, api.Errorf(api.CodeUnavailable, "attach: %v", err)
+	}
+	a.streams.Add(id, st)
+	return st, 0, reset, nil
+}
+
+// scrollback is the session's tmux history (not the visible screen, which
+// the attach draws), as terminal output, followed by enough newlines to
+// push it into the viewer's scrollback before the attach clears the screen.
+func (a *Agent) scrollback(ctx context.Context, id string) []byte {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	hist, err := a.tmux.Capture(ctx, id, tmux.CaptureOptions{Escapes: true, History: prefillLines, HistoryOnly: true})
+	if err != nil || strings.TrimSpace(hist) == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(hist, "\n"), "\n")
+	var b bytes.Buffer
+	// Keep the newest lines that fit.
+	size := 0
+	first := len(lines)
+	for first > 0 && size+len(lines[first-1])+2 <= prefillBytes {
+		first--
+		size += len(lines[first]) + 2
+	}
+	for _, l := range lines[first:] {
+		b.WriteString(l)
+		b.WriteString("\x1b[0m\r\n")
+	}
+	b.WriteString(strings.Repeat("\r\n", 200))
+	return b.Bytes()
+}
+
+// timelineTail is how much of a transcript's end the timeline reads.
+const (
+	timelineTail  = 4 << 20
+	timelineItems = 1000
+)
+
+// Timeline returns the readable view of a session's transcript: its last
+// items. Read on demand from the transcript's tail, so nothing is held in
+// memory for sessions nobody reads.
+func (a *Agent) Timeline(ctx context.Context, id string) (api.Timeline, error) {
+	a.mu.Lock()
+	s, err := a.getLocked(id)
+	if err != nil {
+		a.mu.Unlock()
+		return api.Timeline{}, err
+	}
+	path := s.st.TranscriptPath
+	if path == "" && s.st.ClaudeSessionID != "" {
+		path = claude.TranscriptPath(a.cfg.Home, s.dir, s.st.ClaudeSessionID)
+	}
+	a.mu.Unlock()
+	tl := api.Timeline{Items: []api.TimelineItem{}}
+	if path == "" {
+		return tl, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return tl, nil // no transcript yet
+	}
+	entries, err := claude.ReadTail(path, timelineTail)
+	if err != nil {
+		return tl, api.Errorf(api.CodeInternal, "read transcript: %v", err)
+	}
+	items := claude.Timeline(entries)
+	if len(items) > timelineItems {
+		items = items[len(items)-timelineItems:]
+	}
+	tl.Items = items
+	// The file only grows (or is replaced): size and time say whether the
+	// view changed.
+	tl.Version = uint64(fi.Size())<<20 ^ uint64(fi.ModTime().UnixNano())
+	return tl, nil
+}

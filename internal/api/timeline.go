@@ -1,0 +1,65 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// TimelineKind says what a TimelineItem shows.
+type TimelineKind string
+
+const (
+	TimelinePrompt     TimelineKind = "prompt"     // Text is what the person typed
+	TimelineText       TimelineKind = "text"       // Text is assistant markdown, as written
+	TimelineThinking   TimelineKind = "thinking"   // Text is the visible thinking
+	TimelineTool       TimelineKind = "tool"       // Tool is set
+	TimelineInterrupt  TimelineKind = "interrupt"  // Text is Claude's interrupt line
+	TimelineCompaction TimelineKind = "compaction" // Text is the trigger ("manual", "auto")
+	TimelineAPIError   TimelineKind = "api_error"  // Text is the error as shown; Status is set
+	TimelineCommand    TimelineKind = "command"    // Text is the slash command, e.g. "/compact"
+)
+
+// TimelineItem is one thing to show in the readable view of a session.
+type TimelineItem struct {
+	// ID is the entry's uuid, with "/<n>" for the n-th block of an entry
+	// that yields several items.
+	ID   string       `json:"id"`
+	Time time.Time    `json:"time,omitzero"`
+	Kind TimelineKind `json:"kind"`
+	Text string       `json:"text,omitempty"`
+	// Status is the HTTP status of an API error.
+	Status int       `json:"status,omitempty"`
+	Tool   *ToolCall `json:"tool,omitempty"`
+}
+
+// ToolCall is a tool call and, once it arrived, its result.
+type ToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// Done is set when the result arrived.
+	Done    bool   `json:"done"`
+	Result  string `json:"result,omitempty"`
+	IsError bool   `json:"is_error,omitempty"`
+	// Truncated says Result was cut at 64 KiB.
+	Truncated bool `json:"truncated,omitempty"`
+	// Edits are the changes of an Edit, MultiEdit or Write call, for a
+	// diff view.
+	Edits []FileEdit `json:"edits,omitempty"`
+}
+
+// FileEdit is one text replacement in a file. For Write, Old is empty and
+// New is the whole new content.
+type FileEdit struct {
+	Path       string `json:"path"`
+	Old        string `json:"old"`
+	New        string `json:"new"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
+}
+
+// Timeline is the readable view of a session's transcript: its last items,
+// and a version that changes whenever they do.
+type Timeline struct {
+	Items   []TimelineItem `json:"items"`
+	Version uint64         `json:"version"`
+}

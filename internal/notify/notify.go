@@ -1,0 +1,396 @@
+// Package notify alerts people when a session needs them: it turns status
+// events marked notify into Web Push messages (RFC 8291, VAPID), webhook
+// calls (ntfy- or Slack-style) and entries of the notification log that the
+// dashboard's bell shows.
+package notify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	webpush "github.com/SherClockHolmes/webpush-go"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/events"
+	"github.com/corral-dev/corral/internal/store"
+)
+
+// Keys of the settings the notifier keeps in the store.
+const (
+	keyVAPIDPublic  = "push.vapid_public"
+	keyVAPIDPrivate = "push.vapid_private"
+	keyWebhook      = "notify.webhook_url"
+)
+
+// Notifier sends notifications.
+type Notifier struct {
+	store   *store.Store
+	log     *slog.Logger
+	client  *http.Client
+	public  string
+	private string
+	// Subscriber is the contact VAPID asks for (a mailto: or https: URL).
+	subscriber string
+
+	mu      sync.Mutex
+	webhook string
+	sending sync.WaitGroup
+}
+
+// Options configure a Notifier.
+type Options struct {
+	Logger *slog.Logger
+	// Client sends pushes and webhooks (default: 10 s timeout).
+	Client *http.Client
+	// Subscriber is the VAPID contact (default mailto:corral@localhost).
+	Subscriber string
+}
+
+// New loads the VAPID keys from the store, making them on first run, and
+// the webhook setting.
+func New(ctx context.Context, st *store.Store, opts Options) (*Notifier, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Client == nil {
+		opts.Client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if opts.Subscriber == "" {
+		opts.Subscriber = "mailto:corral@localhost"
+	}
+	n := &Notifier{store: st, log: opts.Logger, client: opts.Client, subscriber: opts.Subscriber}
+	priv, err := st.Get(ctx, keyVAPIDPrivate)
+	if errors.Is(err, store.ErrNotFound) {
+		p, pub, gerr := webpush.GenerateVAPIDKeys()
+		if gerr != nil {
+			return nil, fmt.Errorf("make VAPID keys: %w", gerr)
+		}
+		// Written only if absent: two daemons never race here (the data
+		// directory is locked), but a retry must not replace live keys.
+		if _, err := st.SetIfAbsent(ctx, keyVAPIDPublic, []byte(pub)); err != nil {
+			return nil, err
+		}
+		if priv, err = st.SetIfAbsent(ctx, keyVAPIDPrivate, []byte(p)); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	pub, err := st.Get(ctx, keyVAPIDPublic)
+	if err != nil {
+		return nil, fmt.Errorf("VAPID public key: %w", err)
+	}
+	n.public, n.private = string(pub), string(priv)
+	if w, err := st.Get(ctx, keyWebhook); err == nil {
+		n.webhook = string(w)
+	}
+	return n, nil
+}
+
+// VAPIDPublicKey is the key browsers subscribe with (base64url).
+func (n *Notifier) VAPIDPublicKey() string { return n.public }
+
+// Webhook returns the webhook URL ("" for none).
+func (n *Notifier) Webhook() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.webhook
+}
+
+// SetWebhook sets (or with "" clears) the webhook URL.
+func (n *Notifier) SetWebhook(ctx context.Context, raw string) error {
+	raw = strings.TrimSpace(raw)
+	if raw != "" {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return api.Errorf(api.CodeBadRequest, "webhook must be an http(s) URL, got %q", raw)
+		}
+	}
+	var err error
+	if raw == "" {
+		err = n.store.Delete(ctx, keyWebhook)
+	} else {
+		err = n.store.Set(ctx, keyWebhook, []byte(raw))
+	}
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.webhook = raw
+	n.mu.Unlock()
+	return nil
+}
+
+// Subscription is a browser's PushSubscription.toJSON().
+type Subscription struct {
+	Endpoint string `json:"endpoint"`
+	Keys     struct {
+		P256dh string `json:"p256dh"`
+		Auth   string `json:"auth"`
+	} `json:"keys"`
+}
+
+// Subscribe stores a browser's subscription.
+func (n *Notifier) Subscribe(ctx context.Context, user string, s Subscription) error {
+	u, err := url.Parse(s.Endpoint)
+	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+		return api.Errorf(api.CodeBadRequest, "push subscription: endpoint must be an http(s) URL")
+	}
+	if s.Keys.P256dh == "" || s.Keys.Auth == "" || len(s.Keys.P256dh) > 200 || len(s.Keys.Auth) > 100 || len(s.Endpoint) > 2048 {
+		return api.Errorf(api.CodeBadRequest, "push subscription: missing or oversized keys")
+	}
+	return n.store.PutPushSubscription(ctx, store.PushSubscription{
+		Endpoint: s.Endpoint, P256dh: s.Keys.P256dh, Auth: s.Keys.Auth, User: user, CreatedAt: time.Now(),
+	})
+}
+
+// Unsubscribe forgets a subscription.
+func (n *Notifier) Unsubscribe(ctx context.Context, endpoint string) error {
+	return n.store.DeletePushSubscription(ctx, endpoint)
+}
+
+// Message is what one notification says.
+type Message struct {
+	Title     string `json:"title"`
+	Body      string `json:"body"`
+	SessionID string `json:"session_id"`
+	Device    string `json:"device,omitempty"`
+	Reason    string `json:"reason"`
+	URL       string `json:"url"`
+	Tag       string `json:"tag"`
+}
+
+// MessageFor describes an event that should alert a person: it names the
+// machine (when there are several), the session and the reason.
+func MessageFor(ev api.Event) (Message, bool) {
+	s := ev.Session
+	if ev.Type != api.EventSession || !ev.Notify || s == nil {
+		return Message{}, false
+	}
+	name := s.Name
+	if s.Device != "" {
+		name = s.Device + "/" + s.Name
+	}
+	m := Message{SessionID: s.ID, Device: s.Device, Reason: string(s.Status), URL: "/#/s/" + url.PathEscape(s.ID), Tag: "corral-" + s.ID}
+	switch s.Status {
+	case api.StatusNeedsInput:
+		m.Title = name + " needs you"
+		m.Body = "Waiting for input"
+		if w := s.WaitingFor; w != nil {
+			switch {
+			case w.Kind == "permission" && w.Tool != "":
+				m.Body = "Permission to use " + w.Tool + summary(w.Input)
+			case w.Kind == "question":
+				m.Body = "Claude asks a question"
+			case w.Message != "":
+				m.Body = w.Message
+			}
+		}
+	case api.StatusReview:
+		if s.Error != "" {
+			m.Title = name + " stopped with an error"
+			m.Body = firstNonEmpty(s.ErrorMessage, s.Error)
+		} else {
+			m.Title = name + " finished"
+			m.Body = firstNonEmpty(s.LastMessage, "Ready for review")
+		}
+	default:
+		return Message{}, false
+	}
+	m.Body = clip(m.Body, 200)
+	return m, true
+}
+
+func summary(input json.RawMessage) string {
+	var in struct {
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+		URL      string `json:"url"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return ""
+	}
+	for _, v := range []string{in.Command, in.FilePath, in.URL} {
+		if v != "" {
+			return ": " + v
+		}
+	}
+	return ""
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// Handle sends the notifications an event calls for. It logs the
+// notification at once and sends in the background.
+func (n *Notifier) Handle(ctx context.Context, ev api.Event) {
+	m, ok := MessageFor(ev)
+	if !ok {
+		return
+	}
+	if _, err := n.store.AddNotification(ctx, store.Notification{
+		Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason, Message: m.Body,
+	}); err != nil {
+		n.log.Error("notification log", "err", err)
+	}
+	n.sending.Add(1)
+	go func() {
+		defer n.sending.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		n.push(ctx, m)
+		n.callWebhook(ctx, m)
+	}()
+}
+
+// Wait waits for notifications being sent (tests, shutdown).
+func (n *Notifier) Wait() { n.sending.Wait() }
+
+func (n *Notifier) push(ctx context.Context, m Message) {
+	subs, err := n.store.PushSubscriptions(ctx)
+	if err != nil {
+		n.log.Error("push subscriptions", "err", err)
+		return
+	}
+	payload, _ := json.Marshal(m)
+	for _, s := range subs {
+		resp, err := webpush.SendNotificationWithContext(ctx, payload, &webpush.Subscription{
+			Endpoint: s.Endpoint, Keys: webpush.Keys{P256dh: s.P256dh, Auth: s.Auth},
+		}, &webpush.Options{
+			HTTPClient: n.client, Subscriber: n.subscriber, VAPIDPublicKey: n.public, VAPIDPrivateKey: n.private,
+			TTL: 3600, Urgency: webpush.UrgencyHigh, Topic: topic(m.Tag),
+		})
+		if err != nil {
+			n.log.Warn("web push", "endpoint", host(s.Endpoint), "err", err)
+			continue
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+			// The browser dropped the subscription: so do we.
+			n.store.DeletePushSubscription(ctx, s.Endpoint)
+			n.log.Info("push subscription expired", "endpoint", host(s.Endpoint))
+		case resp.StatusCode >= 300:
+			n.log.Warn("web push refused", "endpoint", host(s.Endpoint), "status", resp.StatusCode)
+		}
+	}
+}
+
+// topic is a Web Push Topic (at most 32 URL-safe characters): a newer push
+// for the same session replaces an undelivered older one.
+func topic(tag string) string {
+	var b strings.Builder
+	for _, c := range tag {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
+			b.WriteRune(c)
+		}
+	}
+	t := b.String()
+	return t[:min(len(t), 32)]
+}
+
+func host(endpoint string) string {
+	if u, err := url.Parse(endpoint); err == nil {
+		return u.Host
+	}
+	return "?"
+}
+
+// callWebhook posts a notification to the configured URL. ntfy gets a plain
+// text body with its headers (title, click, tags); anything else gets JSON
+// with a Slack-compatible "text" plus the structured fields.
+func (n *Notifier) callWebhook(ctx context.Context, m Message) {
+	hook := n.Webhook()
+	if hook == "" {
+		return
+	}
+	var req *http.Request
+	var err error
+	if isNtfy(hook) {
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, hook, strings.NewReader(m.Body))
+		if err == nil {
+			req.Header.Set("Title", m.Title)
+			req.Header.Set("Tags", map[string]string{"needs-input": "bell", "review": "white_check_mark"}[m.Reason])
+			if m.Reason == "needs-input" {
+				req.Header.Set("Priority", "high")
+			}
+		}
+	} else {
+		body, _ := json.Marshal(struct {
+			Text string `json:"text"`
+			Message
+		}{Text: m.Title + ": " + m.Body, Message: m})
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, hook, bytes.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+	}
+	if err != nil {
+		n.log.Warn("webhook", "err", err)
+		return
+	}
+	req.Header.Set("User-Agent", "corral")
+	resp, err := n.client.Do(req)
+	if err != nil {
+		n.log.Warn("webhook", "err", err)
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		n.log.Warn("webhook refused", "status", resp.StatusCode)
+	}
+}
+
+func isNtfy(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (u.Host == "ntfy.sh" || strings.HasPrefix(u.Host, "ntfy."))
+}
+
+// Run handles the bus's events from now on until ctx ends. A subscription
+// that fell behind resumes from the last event it handled, so no
+// notification is skipped.
+func (n *Notifier) Run(ctx context.Context, bus *events.Bus) {
+	last := bus.Seq()
+	for ctx.Err() == nil {
+		sub := bus.Subscribe(last)
+		stop := context.AfterFunc(ctx, sub.Close)
+		for ev := range sub.C() {
+			if ev.Type == api.EventSnapshot {
+				// The ring no longer held what was missed; nothing to replay.
+				last = ev.Seq
+				continue
+			}
+			last = ev.Seq
+			n.Handle(ctx, ev)
+		}
+		stop()
+		sub.Close()
+	}
+}

@@ -1,0 +1,296 @@
+package notify
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/events"
+	"github.com/corral-dev/corral/internal/store"
+)
+
+func newNotifier(t *testing.T) (*Notifier, *store.Store) {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	n, err := New(context.Background(), st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, st
+}
+
+// pushRequest is what the test push service received.
+type pushRequest struct {
+	header http.Header
+	body   []byte
+}
+
+// TestWebPushIsRFC8291 subscribes a "browser" whose endpoint is a local test
+// server, sends a notification, and decrypts what arrives exactly as a
+// browser would (RFC 8291 aes128gcm), checking the VAPID signature too.
+func TestWebPushIsRFC8291(t *testing.T) {
+	n, _ := newNotifier(t)
+	got := make(chan pushRequest, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- pushRequest{r.Header.Clone(), b}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+
+	// The browser's side: its ECDH key pair and auth secret.
+	ua, err := ecdh.P256().GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	authSecret := make([]byte, 16)
+	rand.Read(authSecret)
+	var sub Subscription
+	sub.Endpoint = srv.URL + "/push/abc"
+	sub.Keys.P256dh = base64.RawURLEncoding.EncodeToString(ua.PublicKey().Bytes())
+	sub.Keys.Auth = base64.RawURLEncoding.EncodeToString(authSecret)
+	ctx := context.Background()
+	if err := n.Subscribe(ctx, "", sub); err != nil {
+		t.Fatal(err)
+	}
+
+	ev := api.Event{Seq: 7, Type: api.EventSession, Notify: true, Time: time.Now(), Session: &api.Session{
+		ID: "s1", Name: "app", Status: api.StatusNeedsInput,
+		WaitingFor: &api.Waiting{Kind: "permission", Tool: "Bash", Input: json.RawMessage(`{"command":"rm -rf build"}`)},
+	}}
+	n.Handle(ctx, ev)
+	n.Wait()
+	var req pushRequest
+	select {
+	case req = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no push arrived")
+	}
+	if req.header.Get("Content-Encoding") != "aes128gcm" {
+		t.Fatalf("content encoding %q", req.header.Get("Content-Encoding"))
+	}
+	checkVAPID(t, req.header.Get("Authorization"), n.VAPIDPublicKey(), srv.URL)
+	plain := decryptAES128GCM(t, req.body, ua, authSecret)
+	var m Message
+	if err := json.Unmarshal(plain, &m); err != nil {
+		t.Fatalf("payload %q: %v", plain, err)
+	}
+	if m.Title != "app needs you" || m.Body != "Permission to use Bash: rm -rf build" || m.SessionID != "s1" || m.URL != "/#/s/s1" {
+		t.Fatalf("message %+v", m)
+	}
+}
+
+// decryptAES128GCM is RFC 8291 section 3.4 and RFC 8188, from the receiving end.
+func decryptAES128GCM(t *testing.T, body []byte, ua *ecdh.PrivateKey, authSecret []byte) []byte {
+	t.Helper()
+	if len(body) < 21 {
+		t.Fatalf("body of %d bytes", len(body))
+	}
+	salt := body[:16]
+	rs := binary.BigEndian.Uint32(body[16:20])
+	idlen := int(body[20])
+	keyid := body[21 : 21+idlen]
+	ct := body[21+idlen:]
+	if rs < 18 || len(ct) > int(rs) {
+		t.Fatalf("record size %d for %d bytes (one record expected)", rs, len(ct))
+	}
+	asPub, err := ecdh.P256().NewPublicKey(keyid)
+	if err != nil {
+		t.Fatalf("keyid is not the sender's P-256 key: %v", err)
+	}
+	secret, err := ua.ECDH(asPub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyInfo := append(append([]byte("WebPush: info\x00"), ua.PublicKey().Bytes()...), keyid...)
+	prkKey, _ := hkdf.Extract(sha256.New, secret, authSecret)
+	ikm, _ := hkdf.Expand(sha256.New, prkKey, string(keyInfo), 32)
+	prk, _ := hkdf.Extract(sha256.New, ikm, salt)
+	cek, _ := hkdf.Expand(sha256.New, prk, "Content-Encoding: aes128gcm\x00", 16)
+	nonce, _ := hkdf.Expand(sha256.New, prk, "Content-Encoding: nonce\x00", 12)
+	block, _ := aes.NewCipher(cek)
+	gcm, _ := cipher.NewGCM(block)
+	plain, err := gcm.Open(nil, nonce, ct, nil)
+	if err != nil {
+		t.Fatalf("decrypt: %v", err)
+	}
+	// Strip the padding: the last record ends with 0x02 then zeros.
+	i := len(plain) - 1
+	for i >= 0 && plain[i] == 0 {
+		i--
+	}
+	if i < 0 || plain[i] != 2 {
+		t.Fatalf("bad padding delimiter")
+	}
+	return plain[:i]
+}
+
+// checkVAPID verifies the Authorization header: "vapid t=<JWT>, k=<key>"
+// with an ES256 JWT for the push service's origin, signed by k.
+func checkVAPID(t *testing.T, header, wantKey, origin string) {
+	t.Helper()
+	if !strings.HasPrefix(header, "vapid ") {
+		t.Fatalf("authorization %q", header)
+	}
+	var tok, k string
+	for _, part := range strings.Split(strings.TrimPrefix(header, "vapid "), ",") {
+		part = strings.TrimSpace(part)
+		switch {
+		case strings.HasPrefix(part, "t="):
+			tok = part[2:]
+		case strings.HasPrefix(part, "k="):
+			k = part[2:]
+		}
+	}
+	if k != wantKey {
+		t.Fatalf("VAPID key %q, want %q", k, wantKey)
+	}
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		t.Fatalf("JWT %q", tok)
+	}
+	claims, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var c struct {
+		Aud string `json:"aud"`
+		Exp int64  `json:"exp"`
+		Sub string `json:"sub"`
+	}
+	json.Unmarshal(claims, &c)
+	if c.Aud != origin || c.Exp < time.Now().Unix() || c.Sub == "" {
+		t.Fatalf("claims %+v", c)
+	}
+	pub, _ := base64.RawURLEncoding.DecodeString(k)
+	x, y := elliptic.Unmarshal(elliptic.P256(), pub)
+	if x == nil {
+		t.Fatal("VAPID key is not a P-256 point")
+	}
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	if len(sig) != 64 {
+		t.Fatalf("signature of %d bytes", len(sig))
+	}
+	h := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if !ecdsa.Verify(&ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}, h[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+		t.Fatal("VAPID signature does not verify")
+	}
+}
+
+func TestExpiredSubscriptionIsDropped(t *testing.T) {
+	n, st := newNotifier(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusGone) }))
+	defer srv.Close()
+	ua, _ := ecdh.P256().GenerateKey(rand.Reader)
+	var sub Subscription
+	sub.Endpoint = srv.URL + "/gone"
+	sub.Keys.P256dh = base64.RawURLEncoding.EncodeToString(ua.PublicKey().Bytes())
+	sub.Keys.Auth = base64.RawURLEncoding.EncodeToString(make([]byte, 16))
+	ctx := context.Background()
+	n.Subscribe(ctx, "", sub)
+	n.Handle(ctx, api.Event{Type: api.EventSession, Notify: true, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusReview}})
+	n.Wait()
+	if subs, _ := st.PushSubscriptions(ctx); len(subs) != 0 {
+		t.Fatalf("a 410 subscription was kept: %+v", subs)
+	}
+}
+
+func TestWebhookAndLog(t *testing.T) {
+	n, st := newNotifier(t)
+	type hit struct {
+		ct   string
+		body map[string]any
+	}
+	got := make(chan hit, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]any
+		json.NewDecoder(r.Body).Decode(&b)
+		got <- hit{r.Header.Get("Content-Type"), b}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	if err := n.SetWebhook(ctx, "ftp://x"); err == nil {
+		t.Fatal("accepted a non-http webhook")
+	}
+	if err := n.SetWebhook(ctx, srv.URL+"/hook"); err != nil {
+		t.Fatal(err)
+	}
+	bus := events.New(events.Options{})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { n.Run(rctx, bus); close(done) }()
+	// Only live moves into needs-input or review notify.
+	waitSubscribed(t, bus)
+	bus.Update(api.Session{ID: "s1", Name: "app", Status: api.StatusBusy}, api.StatusIdle, false)
+	bus.Update(api.Session{ID: "s1", Name: "app", Status: api.StatusReview, LastMessage: "All tests pass."}, api.StatusBusy, true)
+	var h hit
+	select {
+	case h = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no webhook call")
+	}
+	if h.ct != "application/json" || h.body["text"] != "app finished: All tests pass." || h.body["session_id"] != "s1" {
+		t.Fatalf("webhook %+v", h)
+	}
+	cancel()
+	<-done
+	n.Wait()
+	log, err := st.Notifications(ctx, 10)
+	if err != nil || len(log) != 1 || log[0].Reason != "review" || log[0].SessionName != "app" {
+		t.Fatalf("log %+v %v", log, err)
+	}
+	// A new notifier on the same store keeps the keys and the webhook.
+	n2, err := New(ctx, st, Options{})
+	if err != nil || n2.VAPIDPublicKey() != n.VAPIDPublicKey() || n2.Webhook() != srv.URL+"/hook" {
+		t.Fatalf("reloaded: %v %q", err, n2.Webhook())
+	}
+}
+
+func waitSubscribed(t *testing.T, bus *events.Bus) {
+	deadline := time.Now().Add(5 * time.Second)
+	for bus.Subscribers() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("notifier did not subscribe")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestMessages(t *testing.T) {
+	cases := []struct {
+		s           api.Session
+		title, body string
+	}{
+		{api.Session{Name: "a", Device: "laptop", Status: api.StatusReview, Error: "rate_limit", ErrorMessage: "API Error: 429"}, "laptop/a stopped with an error", "API Error: 429"},
+		{api.Session{Name: "a", Status: api.StatusNeedsInput, WaitingFor: &api.Waiting{Kind: "question"}}, "a needs you", "Claude asks a question"},
+		{api.Session{Name: "a", Status: api.StatusReview}, "a finished", "Ready for review"},
+	}
+	for _, c := range cases {
+		m, ok := MessageFor(api.Event{Type: api.EventSession, Notify: true, Session: &c.s})
+		if !ok || m.Title != c.title || m.Body != c.body {
+			t.Errorf("%+v -> %+v", c.s, m)
+		}
+	}
+	if _, ok := MessageFor(api.Event{Type: api.EventSession, Notify: false, Session: &api.Session{Status: api.StatusReview}}); ok {
+		t.Error("a change without notify made a message")
+	}
+}

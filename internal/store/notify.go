@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// PushSubscription is a browser's Web Push subscription.
+type PushSubscription struct {
+	Endpoint  string
+	P256dh    string
+	Auth      string
+	User      string
+	CreatedAt time.Time
+}
+
+// PutPushSubscription adds or replaces a subscription (by endpoint).
+func (s *Store) PutPushSubscription(ctx context.Context, p PushSubscription) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO push_subscriptions (endpoint, p256dh, auth, user, created_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT(endpoint) DO UPDATE SET p256dh=excluded.p256dh, auth=excluded.auth, user=excluded.user`,
+		p.Endpoint, p.P256dh, p.Auth, p.User, p.CreatedAt.UnixNano())
+	return err
+}
+
+// DeletePushSubscription removes a subscription; a missing one is not an error.
+func (s *Store) DeletePushSubscription(ctx context.Context, endpoint string) error {
+	_, err := s.db.ExecContext(ctx, "DELETE FROM push_subscriptions WHERE endpoint = ?", endpoint)
+	return err
+}
+
+// PushSubscriptions lists every subscription.
+func (s *Store) PushSubscriptions(ctx context.Context) ([]PushSubscription, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT endpoint, p256dh, auth, user, created_at FROM push_subscriptions ORDER BY created_at")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PushSubscription
+	for rows.Next() {
+		var p PushSubscription
+		var created int64
+		if err := rows.Scan(&p.Endpoint, &p.P256dh, &p.Auth, &p.User, &created); err != nil {
+			return nil, err
+		}
+		p.CreatedAt = time.Unix(0, created)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// Notification is one entry of the notification log.
+type Notification struct {
+	ID          int64     `json:"id"`
+	Time        time.Time `json:"time"`
+	Device      string    `json:"device,omitempty"`
+	SessionID   string    `json:"session_id"`
+	SessionName string    `json:"session_name"`
+	Reason      string    `json:"reason"`
+	Message     string    `json:"message,omitempty"`
+}
+
+// keepNotifications bounds the log.
+const keepNotifications = 1000
+
+// AddNotification appends to the log, dropping the oldest beyond the bound.
+func (s *Store) AddNotification(ctx context.Context, n Notification) (int64, error) {
+	var id int64
+	err := s.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO notifications (time, device, session_id, session_name, reason, message)
+			VALUES (?, ?, ?, ?, ?, ?)`, n.Time.UnixNano(), n.Device, n.SessionID, n.SessionName, n.Reason, n.Message)
+		if err != nil {
+			return err
+		}
+		id, _ = res.LastInsertId()
+		_, err = tx.ExecContext(ctx, "DELETE FROM notifications WHERE id <= ?", id-keepNotifications)
+		return err
+	})
+	return id, err
+}
+
+// Notifications returns the newest entries first.
+func (s *Store) Notifications(ctx context.Context, limit int) ([]Notification, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, time, device, session_id, session_name, reason, message
+		FROM notifications ORDER BY id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Notification{}
+	for rows.Next() {
+		var n Notification
+		var t int64
+		if err := rows.Scan(&n.ID, &t, &n.Device, &n.SessionID, &n.SessionName, &n.Reason, &n.Message); err != nil {
+			return nil, err
+		}
+		n.Time = time.Unix(0, t)
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}

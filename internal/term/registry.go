@@ -1,0 +1,97 @@
+package term
+
+import (
+	"sync"
+	"time"
+)
+
+// Registry keeps the streams of every session, so a viewer that lost its
+// connection can come back to its stream within the grace period.
+type Registry struct {
+	grace time.Duration
+
+	mu      sync.Mutex
+	streams map[string]entry
+}
+
+type entry struct {
+	session string
+	s       *Stream
+}
+
+// NewRegistry makes a registry; idle streams live for grace.
+func NewRegistry(grace time.Duration) *Registry {
+	return &Registry{grace: grace, streams: map[string]entry{}}
+}
+
+// Add registers a stream of a session.
+func (r *Registry) Add(session string, s *Stream) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.streams[s.ID] = entry{session, s}
+}
+
+// Get finds a live stream of a session.
+func (r *Registry) Get(session, id string) (*Stream, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.streams[id]
+	if !ok || e.session != session {
+		return nil, false
+	}
+	if closed, _ := e.s.Closed(); closed {
+		return nil, false
+	}
+	return e.s, true
+}
+
+// Count returns the number of streams (metrics, tests).
+func (r *Registry) Count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.streams)
+}
+
+// Sweep closes streams that ended or that nobody read for the grace period.
+func (r *Registry) Sweep(now time.Time) {
+	r.mu.Lock()
+	var drop []*Stream
+	for id, e := range r.streams {
+		closed, _ := e.s.Closed()
+		if closed || e.s.idleFor(now) > r.grace {
+			drop = append(drop, e.s)
+			delete(r.streams, id)
+		}
+	}
+	r.mu.Unlock()
+	for _, s := range drop {
+		s.Close()
+	}
+}
+
+// CloseSession closes every stream of a session.
+func (r *Registry) CloseSession(session string) {
+	r.mu.Lock()
+	var drop []*Stream
+	for id, e := range r.streams {
+		if e.session == session {
+			drop = append(drop, e.s)
+			delete(r.streams, id)
+		}
+	}
+	r.mu.Unlock()
+	for _, s := range drop {
+		s.Close()
+	}
+}
+
+// Close closes everything.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	all := r.streams
+	r.streams = map[string]entry{}
+	r.mu.Unlock()
+	for _, e := range all {
+		e.s.Close()
+	}
+}
