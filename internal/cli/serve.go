@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,12 +18,19 @@ import (
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/httpapi"
+	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/web"
 )
 
 type serveFlags struct {
 	logLevel string
 	roots    []string
+	listen   string
+	tlsCert  string
+	tlsKey   string
+	insecure bool
+	webhook  string
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -40,8 +48,14 @@ The daemon's environment reaches the sessions it starts.`,
 			return serve(cmd.Context(), e, f)
 		},
 	}
-	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	cmd.Flags().StringSliceVar(&f.roots, "root", nil, "directories the directory picker may show (repeatable; default: your home)")
+	fl := cmd.Flags()
+	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fl.StringSliceVar(&f.roots, "root", nil, "directories the directory picker may show (repeatable; default: your home)")
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:7777", `address of the web dashboard ("" for none)`)
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (with --tls-key): serve HTTPS")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file")
+	fl.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP on a non-loopback address (a private network only)")
+	fl.StringVar(&f.webhook, "webhook", "", "also POST notifications to this URL (ntfy or Slack style); saved for later runs")
 	return cmd
 }
 
@@ -104,9 +118,32 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 	}
 	h := httpapi.New(localBackend{ag}, httpapi.Options{Logger: log, RefuseBrowsers: true})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("corral is serving", "data_dir", dir, "socket", apiSock, "pid", os.Getpid())
+
+	nctx, stopNotify := context.WithCancel(context.Background())
+	defer stopNotify()
+	notifier, err := notify.New(nctx, st, notify.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	if f.webhook != "" {
+		if err := notifier.SetWebhook(nctx, f.webhook); err != nil {
+			return err
+		}
+	}
+	go notifier.Run(nctx, ag.Bus())
+	defer notifier.Wait()
+
+	var webSrv *http.Server
+	if f.listen != "" {
+		webSrv, err = serveWeb(e, f, st, ag, notifier, log, errc)
+		if err != nil {
+			return err
+		}
+		lock.Update(datadir.Owner{PID: os.Getpid(), Socket: apiSock, Listen: webSrv.Addr, StartedAt: time.Now()})
+	}
 
 	select {
 	case <-ctx.Done():
@@ -119,7 +156,64 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)
+	if webSrv != nil {
+		webSrv.Shutdown(sctx)
+	}
 	return nil
+}
+
+// serveWeb starts the dashboard and prints its login URL.
+func serveWeb(e *env, f serveFlags, st *store.Store, ag *agent.Agent, n *notify.Notifier, log *slog.Logger, errc chan<- error) (*http.Server, error) {
+	useTLS := f.tlsCert != "" || f.tlsKey != ""
+	if useTLS && (f.tlsCert == "" || f.tlsKey == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	loopback, err := web.CheckListen(f.listen, useTLS, f.insecure)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := web.LoadAuth(context.Background(), st, useTLS)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return nil, fmt.Errorf("web dashboard: %w (pick another address with --listen, or --listen \"\" for none)", err)
+	}
+	h := web.New(webBackend{localBackend{ag}}, web.Options{Logger: log, Store: st, Notifier: n, Auth: auth, Loopback: loopback})
+	srv := &http.Server{Addr: ln.Addr().String(), Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	scheme := "http"
+	go func() {
+		if useTLS {
+			errc <- srv.ServeTLS(ln, f.tlsCert, f.tlsKey)
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	if useTLS {
+		scheme = "https"
+	}
+	host := ln.Addr().String()
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		if name, err := os.Hostname(); err == nil {
+			host = net.JoinHostPort(name, strconv.Itoa(tcp.Port))
+		}
+	}
+	url := scheme + "://" + host + "/?token=" + auth.AccessToken()
+	log.Info("web dashboard", "url", url)
+	fmt.Fprintf(e.stdout, "corral: open %s\n", url)
+	return srv, nil
+}
+
+// webBackend adapts the agent to the dashboard.
+type webBackend struct{ localBackend }
+
+func (b webBackend) OpenTerminal(ctx context.Context, id string, cols, rows int, resume string, offset uint64) (web.Terminal, uint64, bool, error) {
+	s, from, reset, err := b.Agent.OpenTerminal(ctx, id, cols, rows, resume, offset)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return s, from, reset, nil
 }
 
 // listenUnix listens on a unix socket with mode 0600. The data directory's

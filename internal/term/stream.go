@@ -284,3 +284,6 @@ func (s *Stream) Close() error {
 	}
 	return err
 }
+
+// StreamID names the stream for resuming.
+func (s *Stream) StreamID() string { return s.ID }

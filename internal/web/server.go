@@ -1,0 +1,353 @@
+// Package web serves the dashboard: the embedded UI, the API over TCP behind
+// authentication, and the WebSockets for events and terminals. It calls a
+// Backend (the local agent, or the hub that routes to many) and knows
+// nothing of tmux or Claude.
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/httpapi"
+	"github.com/corral-dev/corral/internal/notify"
+	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/version"
+)
+
+// Terminal is one viewer's attached terminal (see term.Stream).
+type Terminal interface {
+	StreamID() string
+	Read(ctx context.Context, offset uint64, max int) ([]byte, error)
+	Write(p []byte) (int, error)
+	Resize(cols, rows int) error
+	Attach()
+	Detach()
+}
+
+// Backend is what the dashboard serves.
+type Backend interface {
+	httpapi.Backend
+	Timeline(ctx context.Context, id string) (api.Timeline, error)
+	// OpenTerminal attaches a viewer; see agent.OpenTerminal.
+	OpenTerminal(ctx context.Context, id string, cols, rows int, resume string, offset uint64) (Terminal, uint64, bool, error)
+}
+
+// Options configure the server.
+type Options struct {
+	Logger   *slog.Logger
+	Store    *store.Store
+	Notifier *notify.Notifier
+	Auth     *Auth
+	// Loopback: the server listens on loopback only, so Host must name a
+	// loopback address (a defence against DNS rebinding).
+	Loopback bool
+	// Assets overrides the embedded UI (tests, development: os.DirFS).
+	Assets fs.FS
+}
+
+// Server is the dashboard's HTTP handler.
+type Server struct {
+	b    Backend
+	opts Options
+	log  *slog.Logger
+	mux  *http.ServeMux
+	api  http.Handler
+}
+
+// New makes the dashboard's handler.
+func New(b Backend, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{b: b, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	s.api = httpapi.New(b, httpapi.Options{Logger: opts.Logger})
+	// Routes without authentication: the UI's files and logging in.
+	s.mux.HandleFunc("POST /api/v1/auth/login", s.login)
+	s.mux.HandleFunc("POST /api/v1/auth/logout", s.logout)
+	s.mux.HandleFunc("GET /api/v1/auth/me", s.me)
+	// Everything else under /api/ needs a credential.
+	authed := []struct {
+		pattern string
+		fn      http.HandlerFunc
+	}{
+		{"GET /api/v1/web/config", s.config},
+		{"GET /api/v1/sessions/{id}/timeline", s.timeline},
+		{"POST /api/v1/push/subscriptions", s.pushSubscribe},
+		{"DELETE /api/v1/push/subscriptions", s.pushUnsubscribe},
+		{"PUT /api/v1/settings", s.settings},
+		{"GET /api/v1/notifications", s.notifications},
+		{"GET /api/v1/ws/events", s.eventsWS},
+		{"GET /api/v1/sessions/{id}/terminal", s.terminalWS},
+		{"/api/", s.api.ServeHTTP},
+	}
+	for _, r := range authed {
+		s.mux.Handle(r.pattern, s.requireAuth(r.fn))
+	}
+	s.mux.Handle("/", s.assets())
+	return s
+}
+
+// ServeHTTP applies the checks every request gets, then routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Loopback && !loopbackHost(r.Host) {
+		// A page on another name that resolves to 127.0.0.1 (DNS
+		// rebinding) must not reach the dashboard.
+		httpapi.WriteError(w, api.Errorf(api.CodeForbidden, "host %q is not a loopback name; open http://127.0.0.1 or http://localhost", r.Host))
+		return
+	}
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	if r.URL.Path == "/" && r.URL.Query().Has("token") {
+		s.tokenLogin(w, r)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// requireAuth lets through requests with a valid credential, and
+// state-changing cookie requests only with the CSRF header.
+func (s *Server) requireAuth(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cred := s.opts.Auth.authenticate(r)
+		if cred == credNone {
+			if ok, wait := s.opts.Auth.allow(r); !ok && (r.Header.Get("Authorization") != "" || hasCookie(r, cookieSession)) {
+				// Someone is guessing: slow them down.
+				tooMany(w, wait)
+				return
+			}
+			httpapi.WriteError(w, api.Errorf(api.CodeUnauthorized, "log in first: open the URL that `corral serve` printed"))
+			return
+		}
+		if cred == credCookie && unsafeMethod(r.Method) && !s.opts.Auth.checkCSRF(r) {
+			httpapi.WriteError(w, api.Errorf(api.CodeForbidden, "missing or wrong %s header", headerCSRF))
+			return
+		}
+		next(w, r)
+	})
+}
+
+func hasCookie(r *http.Request, name string) bool {
+	_, err := r.Cookie(name)
+	return err == nil
+}
+
+func unsafeMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+func tooMany(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", itoa(int(wait.Seconds())+1))
+	httpapi.WriteError(w, api.Errorf(api.CodeTooMany, "too many login attempts; wait %v", wait.Round(time.Second)))
+}
+
+// tokenLogin trades the access token in the URL for a session cookie and
+// sends the browser on without the token in its address bar.
+func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) {
+	if ok, wait := s.opts.Auth.allow(r); !ok {
+		tooMany(w, wait)
+		return
+	}
+	if !s.opts.Auth.checkToken(r.URL.Query().Get("token")) {
+		s.log.Warn("login with a wrong token", "from", clientIP(r))
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte("This login link is not valid. Open the URL that `corral serve` printed.\n"))
+		return
+	}
+	s.opts.Auth.newCookies(r.Context(), w)
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if ok, wait := s.opts.Auth.allow(r); !ok {
+		tooMany(w, wait)
+		return
+	}
+	var req struct {
+		Password string `json:"password"`
+		Token    string `json:"token"`
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "bad JSON: %v", err))
+		return
+	}
+	ok := (req.Token != "" && s.opts.Auth.checkToken(req.Token)) ||
+		(req.Password != "" && s.opts.Auth.checkPassword(r.Context(), req.Password))
+	if !ok {
+		s.log.Warn("failed login", "from", clientIP(r))
+		httpapi.WriteError(w, api.Errorf(api.CodeUnauthorized, "wrong password"))
+		return
+	}
+	s.opts.Auth.newCookies(r.Context(), w)
+	writeJSON(w, http.StatusOK, map[string]bool{"authenticated": true})
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	clearCookies(w)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) me(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Auth.authenticate(r) == credNone {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		json.NewEncoder(w).Encode(map[string]any{"code": api.CodeUnauthorized, "error": "not logged in", "password_set": s.opts.Auth.PasswordSet(r.Context())})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"authenticated": true, "password_set": s.opts.Auth.PasswordSet(r.Context())})
+}
+
+func (s *Server) config(w http.ResponseWriter, r *http.Request) {
+	host, _ := os.Hostname()
+	cfg := map[string]string{"version": version.String(), "hostname": host}
+	if n := s.opts.Notifier; n != nil {
+		cfg["vapid_public_key"] = n.VAPIDPublicKey()
+		cfg["webhook_url"] = n.Webhook()
+	}
+	writeJSON(w, http.StatusOK, cfg)
+}
+
+func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
+	tl, err := s.b.Timeline(r.Context(), r.PathValue("id"))
+	if err != nil {
+		httpapi.WriteError(w, api.AsError(err))
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, tl)
+}
+
+func (s *Server) pushSubscribe(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Notifier == nil {
+		httpapi.WriteError(w, api.Errorf(api.CodeUnavailable, "notifications are off"))
+		return
+	}
+	var sub notify.Subscription
+	r.Body = http.MaxBytesReader(w, r.Body, 8192)
+	if err := json.NewDecoder(r.Body).Decode(&sub); err != nil {
+		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "bad JSON: %v", err))
+		return
+	}
+	if err := s.opts.Notifier.Subscribe(r.Context(), "", sub); err != nil {
+		httpapi.WriteError(w, api.AsError(err))
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
+}
+
+func (s *Server) pushUnsubscribe(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Notifier == nil {
+		httpapi.WriteError(w, api.Errorf(api.CodeUnavailable, "notifications are off"))
+		return
+	}
+	var req struct {
+		Endpoint string `json:"endpoint"`
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8192)
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Endpoint == "" {
+		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "want {\"endpoint\": ...}"))
+		return
+	}
+	if err := s.opts.Notifier.Unsubscribe(r.Context(), req.Endpoint); err != nil {
+		httpapi.WriteError(w, api.AsError(err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Notifier == nil {
+		httpapi.WriteError(w, api.Errorf(api.CodeUnavailable, "notifications are off"))
+		return
+	}
+	var req struct {
+		WebhookURL *string `json:"webhook_url"`
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8192)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "bad JSON: %v", err))
+		return
+	}
+	if req.WebhookURL != nil {
+		if err := s.opts.Notifier.SetWebhook(r.Context(), *req.WebhookURL); err != nil {
+			httpapi.WriteError(w, api.AsError(err))
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"webhook_url": s.opts.Notifier.Webhook()})
+}
+
+func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Store == nil {
+		writeJSON(w, http.StatusOK, []store.Notification{})
+		return
+	}
+	list, err := s.opts.Store.Notifications(r.Context(), 100)
+	if err != nil {
+		httpapi.WriteError(w, api.AsError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// ErrInsecure is returned by CheckListen for an unprotected public address.
+var ErrInsecure = errors.New("refusing to listen beyond loopback without TLS")
+
+// CheckListen refuses to serve a non-loopback address in the clear unless
+// insecure is set: the dashboard drives terminals. It reports whether the
+// address is loopback.
+func CheckListen(addr string, tls, insecure bool) (loopback bool, err error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	loopback = host == "localhost" || (net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback())
+	if !loopback && !tls && !insecure {
+		return false, errors.Join(ErrInsecure, errors.New("give --tls-cert and --tls-key, put corral behind a TLS reverse proxy on loopback, or pass --insecure if the network is private"))
+	}
+	return loopback, nil
+}
