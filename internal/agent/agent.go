@@ -80,6 +80,8 @@ type Agent struct {
 	persistCh chan struct{}
 	dirty     map[string]bool
 	serverPID int
+	// reserved holds names of sessions being created.
+	reserved map[string]bool
 
 	// storeMu orders database writes, so a late batch of states cannot
 	// bring back a session that Kill just deleted.
@@ -150,6 +152,7 @@ func New(cfg Config) (*Agent, error) {
 		reconcile: make(chan struct{}, 1),
 		persistCh: make(chan struct{}, 1),
 		dirty:     map[string]bool{},
+		reserved:  map[string]bool{},
 	}, nil
 }
 

@@ -53,7 +53,7 @@ func (a *Agent) externalLocked(h hook.Header, payload []byte) *session {
 		return nil
 	}
 	s := &session{
-		id: newID(), name: a.uniqueNameLocked(filepath.Base(dir)), dir: filepath.Clean(dir), kind: api.KindExternal,
+		id: newID(), name: a.uniqueNameLocked(sanitizeName(filepath.Base(dir))), dir: filepath.Clean(dir), kind: api.KindExternal,
 		created: now(), watching: map[int]bool{}, claudePID: h.ClaudePID, claudeStart: h.ClaudeStart, ext: target,
 	}
 	s.updated = s.created

@@ -42,6 +42,26 @@ func (a *Agent) Subscribe(ctx context.Context, since uint64) (*events.Sub, error
 
 const maxNameLen = 100
 
+// sanitizeName makes a usable name out of anything (a directory's name):
+// control characters become spaces, and it is cut to the length limit.
+func sanitizeName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(name, " "))
+	name = strings.Join(strings.Fields(name), " ")
+	for len(name) > maxNameLen {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
+	}
+	if name == "" {
+		name = "session"
+	}
+	return name
+}
+
 func cleanName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if len(name) > maxNameLen {
@@ -70,6 +90,11 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 			return api.Session{}, api.Errorf(api.CodeBadRequest, "a shell session takes no resume id or claude arguments")
 		}
 	}
+	if req.Cols != 0 || req.Rows != 0 {
+		if req.Cols < 10 || req.Cols > 1000 || req.Rows < 5 || req.Rows > 500 {
+			return api.Session{}, api.Errorf(api.CodeBadRequest, "size %dx%d: cols must be 10-1000 and rows 5-500 (or both 0 for the default)", req.Cols, req.Rows)
+		}
+	}
 	if req.Resume != "" && !validClaudeID(req.Resume) {
 		return api.Session{}, api.Errorf(api.CodeBadRequest, "resume: %q is not a Claude session id", req.Resume)
 	}
@@ -85,13 +110,24 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 		}
 	}
 	if name == "" {
-		name = filepath.Base(dir)
+		name = sanitizeName(filepath.Base(dir))
 	}
 
 	s := &session{
-		id: newID(), name: a.uniqueName(name), dir: dir, kind: kind, args: req.Args,
+		id: newID(), dir: dir, kind: kind, args: req.Args,
 		created: now(), watching: map[int]bool{},
 	}
+	// The name is reserved until the session is in the table (or failed),
+	// so two concurrent creates never get the same one.
+	a.mu.Lock()
+	s.name = a.uniqueNameLocked(name)
+	a.reserved[s.name] = true
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.reserved, s.name)
+		a.mu.Unlock()
+	}()
 	s.updated = s.created
 	s.st.ClaudeSessionID = req.Resume
 	if kind == api.KindClaude {
@@ -165,8 +201,10 @@ func (a *Agent) launch(ctx context.Context, s *session, resume string, cols, row
 	return nil
 }
 
+// validClaudeID: Claude's session ids are UUIDs. Anything starting with
+// '-' would be read by claude as an option.
 func validClaudeID(id string) bool {
-	if len(id) < 8 || len(id) > 64 {
+	if len(id) < 8 || len(id) > 64 || !isAlnum(id[0]) {
 		return false
 	}
 	for _, c := range id {
@@ -175,6 +213,10 @@ func validClaudeID(id string) bool {
 		}
 	}
 	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // checkDir validates a session's directory.
@@ -205,23 +247,27 @@ func (a *Agent) checkDir(dir string) (string, error) {
 	return dir, nil
 }
 
-func (a *Agent) uniqueName(name string) string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.uniqueNameLocked(name)
-}
-
+// uniqueNameLocked returns name, or name-2, name-3 ... if it is taken,
+// within the length limit. The caller holds a.mu.
 func (a *Agent) uniqueNameLocked(name string) string {
 	taken := map[string]bool{}
 	for _, s := range a.sessions {
 		taken[s.name] = true
 	}
+	for n := range a.reserved {
+		taken[n] = true
+	}
 	if !taken[name] {
 		return name
 	}
 	for i := 2; ; i++ {
-		n := fmt.Sprintf("%s-%d", name, i)
-		if !taken[n] {
+		suffix := fmt.Sprintf("-%d", i)
+		base := name
+		for len(base)+len(suffix) > maxNameLen {
+			_, size := utf8.DecodeLastRuneInString(base)
+			base = base[:len(base)-size]
+		}
+		if n := base + suffix; !taken[n] {
 			return n
 		}
 	}
@@ -272,6 +318,11 @@ func (a *Agent) Rename(ctx context.Context, id, name string) (api.Session, error
 	s, err := a.getLocked(id)
 	if err != nil {
 		return api.Session{}, err
+	}
+	for _, o := range a.sessions {
+		if o != s && o.name == name {
+			return api.Session{}, api.Errorf(api.CodeConflict, "another session is named %q", name)
+		}
 	}
 	old := s.name
 	s.name = name
@@ -450,7 +501,11 @@ func (a *Agent) Run(ctx context.Context, id string, req api.RunRequest) (api.Run
 			dir = p.Path
 		}
 	}
-	bin, err := a.lookPath(req.Argv[0])
+	argv0 := req.Argv[0]
+	if strings.Contains(argv0, "/") && !filepath.IsAbs(argv0) {
+		argv0 = filepath.Join(dir, argv0)
+	}
+	bin, err := a.lookPath(argv0)
 	if err != nil {
 		return api.RunResult{Output: fmt.Sprintf("corral: %s: command not found\n", req.Argv[0]), ExitCode: 127}, nil
 	}

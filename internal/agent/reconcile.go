@@ -296,6 +296,12 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("session %s: %w", s.id, err))
 			continue
 		}
+		if s.kind == api.KindShell {
+			// Its terminal was replaced: viewers should know.
+			a.mu.Lock()
+			a.publishLocked(s, s.st.Status, false)
+			a.mu.Unlock()
+		}
 		a.log.Info("session recreated", "id", s.id, "resume", resume)
 	}
 	return errors.Join(errs...)

@@ -33,6 +33,8 @@ const (
 	CodeForbidden    = "forbidden"
 	CodeTooLarge     = "too_large"
 	CodeTooMany      = "too_many_requests"
+	// CodeMethodNotAllowed: the route exists, with other methods.
+	CodeMethodNotAllowed = "method_not_allowed"
 )
 
 // Sentinels for errors.Is.
@@ -70,6 +72,8 @@ func HTTPStatus(code string) int {
 		return http.StatusRequestEntityTooLarge
 	case CodeTooMany:
 		return http.StatusTooManyRequests
+	case CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	}
 	return http.StatusInternalServerError
 }

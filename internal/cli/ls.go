@@ -52,9 +52,9 @@ func newLsCmd(e *env) *cobra.Command {
 			now := time.Now()
 			for _, s := range list {
 				if hasDevice {
-					fmt.Fprintf(tw, "%s\t", s.Device)
+					fmt.Fprintf(tw, "%s\t", printable(s.Device))
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Name, statusWord(s), since(s, now), s.Dir, doing(s))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, printable(s.Name), statusWord(s), since(s, now), printable(s.Dir), doing(s))
 			}
 			return tw.Flush()
 		},
@@ -66,7 +66,7 @@ func newLsCmd(e *env) *cobra.Command {
 func statusWord(s api.Session) string {
 	w := string(s.Status)
 	if s.Error != "" {
-		w += " (error: " + s.Error + ")"
+		w += " (error: " + printable(s.Error) + ")"
 	}
 	if s.Compacting {
 		w += " (compacting)"
@@ -98,7 +98,7 @@ func doing(s api.Session) string {
 	default:
 		out = s.LastMessage
 	}
-	out = strings.Join(strings.Fields(out), " ")
+	out = printable(strings.Join(strings.Fields(out), " "))
 	if len(out) > 60 {
 		r := []rune(out)
 		if len(r) > 60 {
@@ -106,4 +106,16 @@ func doing(s api.Session) string {
 		}
 	}
 	return out
+}
+
+// printable replaces control characters (C0, DEL, C1) with '?': names,
+// directories and Claude's messages must not steer the terminal they are
+// printed on.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, s)
 }

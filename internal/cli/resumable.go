@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
@@ -40,13 +39,13 @@ func newResumableCmd(e *env) *cobra.Command {
 				return json.NewEncoder(e.stdout).Encode(list)
 			}
 			if len(list) == 0 {
-				fmt.Fprintf(os.Stderr, "no Claude sessions recorded for %s\n", dir)
+				fmt.Fprintf(e.stderr, "no Claude sessions recorded for %s\n", dir)
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tLAST ACTIVITY\tSIZE\tFIRST PROMPT")
 			for _, r := range list {
-				p := []rune(r.FirstPrompt)
+				p := []rune(printable(r.FirstPrompt))
 				if len(p) > 60 {
 					p = append(p[:59], '…')
 				}

@@ -23,8 +23,10 @@ stderr together; corral exits with the command's exit code.`,
   corral run app -- sh -c 'make test 2>&1 | tail -20'`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.ArgsLenAtDash() != 1 {
-				return fmt.Errorf("put the command after --: corral run ID -- CMD [ARGS...]")
+			// With flags not interspersed, a "--" after the id arrives as an
+			// argument.
+			if len(args) > 2 && args[1] == "--" {
+				args = append(args[:1], args[2:]...)
 			}
 			c, err := e.client()
 			if err != nil {
@@ -52,5 +54,7 @@ stderr together; corral exits with the command's exit code.`,
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "kill the command after this long")
+	// Everything after the session id is the command, flags included.
+	cmd.Flags().SetInterspersed(false)
 	return cmd
 }

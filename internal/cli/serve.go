@@ -109,19 +109,7 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 	}
 	defer ag.Close()
 
-	if err := datadir.EnsureSocketDir(apiSock); err != nil {
-		return err
-	}
-	ln, err := listenUnix(apiSock)
-	if err != nil {
-		return fmt.Errorf("API socket: %w", err)
-	}
-	h := httpapi.New(localBackend{ag}, httpapi.Options{Logger: log, RefuseBrowsers: true})
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("corral is serving", "data_dir", dir, "socket", apiSock, "pid", os.Getpid())
-
 	nctx, stopNotify := context.WithCancel(context.Background())
 	defer stopNotify()
 	notifier, err := notify.New(nctx, st, notify.Options{Logger: log})
@@ -145,21 +133,38 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 		lock.Update(datadir.Owner{PID: os.Getpid(), Socket: apiSock, Listen: webSrv.Addr, StartedAt: time.Now()})
 	}
 
+	if err := datadir.EnsureSocketDir(apiSock); err != nil {
+		return err
+	}
+	ln, err := listenUnix(apiSock)
+	if err != nil {
+		if webSrv != nil {
+			webSrv.Close()
+		}
+		return fmt.Errorf("API socket: %w", err)
+	}
+	h := httpapi.New(localBackend{ag}, httpapi.Options{Logger: log, RefuseBrowsers: true})
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("corral is serving", "data_dir", dir, "socket", apiSock, "pid", os.Getpid())
+
+	var failed error
 	select {
 	case <-ctx.Done():
 		log.Info("stopping; sessions keep running in tmux")
 	case err := <-errc:
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
+			failed = err
 		}
 	}
+	// Both servers stop before the agent and the store close (deferred).
 	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)
 	if webSrv != nil {
 		webSrv.Shutdown(sctx)
 	}
-	return nil
+	return failed
 }
 
 // serveWeb starts the dashboard and prints its login URL.

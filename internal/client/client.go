@@ -25,6 +25,9 @@ type Client struct {
 	base  string // http://corral or https://hub.example
 	token string
 	hc    *http.Client
+	// unix: the client of a local daemon, for which a refused connection
+	// means "not running".
+	unix bool
 }
 
 // Unix returns a client of the daemon listening on a unix socket.
@@ -36,7 +39,7 @@ func Unix(sock string) *Client {
 		},
 		MaxIdleConns: 4,
 	}
-	return &Client{base: "http://corral", hc: &http.Client{Transport: tr}}
+	return &Client{base: "http://corral", hc: &http.Client{Transport: tr}, unix: true}
 }
 
 // HTTP returns a client of a hub at baseURL, authenticated with a bearer token.
@@ -85,7 +88,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 }
 
 func (c *Client) connErr(err error) error {
-	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+	if c.unix && (errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)) {
 		return fmt.Errorf("%w (start it with `corral serve`)", ErrNoDaemon)
 	}
 	return err

@@ -44,10 +44,16 @@ func Resolve(flag string, getenv func(string) string) (string, error) {
 		}
 		dir = filepath.Join(home, ".local", "share", "corral")
 	}
-	if strings.HasPrefix(dir, "~/") {
-		if h, err := os.UserHomeDir(); err == nil {
-			dir = filepath.Join(h, dir[2:])
+	if dir == "~" || strings.HasPrefix(dir, "~/") {
+		home := getenv("HOME")
+		if home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("cannot expand %q: %w", dir, err)
+			}
+			home = h
 		}
+		dir = filepath.Join(home, strings.TrimPrefix(dir, "~"))
 	}
 	return filepath.Abs(dir)
 }
@@ -100,9 +106,28 @@ const (
 	TmuxConfig = "tmux.conf"
 )
 
-// EnsureSocketDir makes the directory of a socket path (0700).
+// EnsureSocketDir makes the directory of a socket path (0700). The shared
+// fallback under the temp dir must be a real directory of ours that nobody
+// else can write to: otherwise someone could put their socket in our place.
 func EnsureSocketDir(sock string) error {
-	return os.MkdirAll(filepath.Dir(sock), 0o700)
+	dir := filepath.Dir(sock)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
+		return fmt.Errorf("socket directory %s is not a plain directory", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("socket directory %s belongs to another user (uid %d)", dir, st.Uid)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return os.Chmod(dir, 0o700)
+	}
+	return nil
 }
 
 // Owner describes the daemon that holds a data directory.

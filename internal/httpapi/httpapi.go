@@ -48,6 +48,9 @@ type Backend interface {
 // MaxBody caps request bodies: the largest legitimate one is a long prompt.
 const MaxBody = 1 << 20
 
+// writeTimeout bounds one write of an event stream.
+const writeTimeout = 30 * time.Second
+
 // Options configure a Handler.
 type Options struct {
 	Logger *slog.Logger
@@ -99,6 +102,21 @@ func New(b Backend, opts Options) *Handler {
 		h.mux.Handle(r.pattern, h.wrap(r.fn))
 	}
 	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		// The catch-all matches every method, so tell a wrong method on a
+		// known route from an unknown route here.
+		var allow []string
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := h.mux.Handler(probe); pattern != "/api/" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			WriteError(w, api.Errorf(api.CodeMethodNotAllowed, "%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
 		WriteError(w, api.Errorf(api.CodeNotFound, "no such API route: %s %s", r.Method, r.URL.Path))
 	})
 	return h
@@ -348,6 +366,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	flush := func() error {
+		// A reader that stops reading but keeps the connection open must
+		// not hold this goroutine forever.
+		_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 		if err := bw.Flush(); err != nil {
 			return err
 		}
@@ -377,12 +398,13 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) error {
 				if sub.Err() == nil {
 					return nil
 				}
-				// Fell behind: say so, then start over from what we sent.
+				// Fell behind: say so, then start over with a snapshot,
+				// which is smaller than the backlog that did not fit.
 				write(api.Event{Seq: last, Type: api.EventResync, Time: time.Now()})
 				if err := flush(); err != nil {
 					return nil
 				}
-				next, err := h.b.Subscribe(ctx, last)
+				next, err := h.b.Subscribe(ctx, 0)
 				if err != nil {
 					return nil
 				}

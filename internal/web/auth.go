@@ -179,10 +179,29 @@ func (a *Auth) checkCSRF(r *http.Request) bool {
 	return h != "" && subtle.ConstantTimeCompare([]byte(h), []byte(a.csrfFor(nonce))) == 1
 }
 
-// allow spends one login attempt of a client address; false when it has
-// none left (10 a minute, bursts of 5).
-func (a *Auth) allow(r *http.Request) (bool, time.Duration) {
-	ip := clientIP(r)
+// blocked reports whether a client address has used up its failed
+// attempts (bursts of 5, then one per 6 s) and how long it must wait.
+// Only failures are charged (see failed), so a person who types the right
+// password is not locked out by someone else's guessing on their address
+// unless the guessing is going on right now.
+func (a *Auth) blocked(r *http.Request) (bool, time.Duration) {
+	l := a.limiter(clientIP(r))
+	now := time.Now()
+	if l.TokensAt(now) >= 1 {
+		return false, 0
+	}
+	res := l.ReserveN(now, 1)
+	d := res.DelayFrom(now)
+	res.CancelAt(now)
+	return true, d
+}
+
+// failed charges a failed attempt to a client address.
+func (a *Auth) failed(r *http.Request) {
+	a.limiter(clientIP(r)).Allow()
+}
+
+func (a *Auth) limiter(ip string) *rate.Limiter {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := time.Now()
@@ -199,12 +218,7 @@ func (a *Auth) allow(r *http.Request) (bool, time.Duration) {
 		l = rate.NewLimiter(rate.Every(6*time.Second), 5)
 		a.limits[ip] = l
 	}
-	res := l.ReserveN(now, 1)
-	if d := res.DelayFrom(now); d > 0 {
-		res.CancelAt(now)
-		return false, d
-	}
-	return true, 0
+	return l
 }
 
 func clientIP(r *http.Request) string {

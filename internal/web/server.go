@@ -133,12 +133,17 @@ func loopbackHost(hostport string) bool {
 // state-changing cookie requests only with the CSRF header.
 func (s *Server) requireAuth(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Tokens and cookies are unguessable (256-bit, HMAC): a valid one
+		// always passes; wrong ones are counted, and a client that keeps
+		// presenting them is answered 429.
 		cred := s.opts.Auth.authenticate(r)
 		if cred == credNone {
-			if ok, wait := s.opts.Auth.allow(r); !ok && (r.Header.Get("Authorization") != "" || hasCookie(r, cookieSession)) {
-				// Someone is guessing: slow them down.
-				tooMany(w, wait)
-				return
+			if r.Header.Get("Authorization") != "" || hasCookie(r, cookieSession) {
+				if blocked, wait := s.opts.Auth.blocked(r); blocked {
+					tooMany(w, wait)
+					return
+				}
+				s.opts.Auth.failed(r)
 			}
 			httpapi.WriteError(w, api.Errorf(api.CodeUnauthorized, "log in first: open the URL that `corral serve` printed"))
 			return
@@ -172,11 +177,12 @@ func tooMany(w http.ResponseWriter, wait time.Duration) {
 // tokenLogin trades the access token in the URL for a session cookie and
 // sends the browser on without the token in its address bar.
 func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) {
-	if ok, wait := s.opts.Auth.allow(r); !ok {
-		tooMany(w, wait)
-		return
-	}
 	if !s.opts.Auth.checkToken(r.URL.Query().Get("token")) {
+		if blocked, wait := s.opts.Auth.blocked(r); blocked {
+			tooMany(w, wait)
+			return
+		}
+		s.opts.Auth.failed(r)
 		s.log.Warn("login with a wrong token", "from", clientIP(r))
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
@@ -189,7 +195,7 @@ func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	if ok, wait := s.opts.Auth.allow(r); !ok {
+	if blocked, wait := s.opts.Auth.blocked(r); blocked {
 		tooMany(w, wait)
 		return
 	}
@@ -205,6 +211,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	ok := (req.Token != "" && s.opts.Auth.checkToken(req.Token)) ||
 		(req.Password != "" && s.opts.Auth.checkPassword(r.Context(), req.Password))
 	if !ok {
+		s.opts.Auth.failed(r)
 		s.log.Warn("failed login", "from", clientIP(r))
 		httpapi.WriteError(w, api.Errorf(api.CodeUnauthorized, "wrong password"))
 		return

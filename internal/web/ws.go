@@ -96,7 +96,7 @@ func (s *Server) eventsWS(w http.ResponseWriter, r *http.Request) {
 				if write(api.Event{Seq: last, Type: api.EventResync, Time: time.Now()}) != nil {
 					return
 				}
-				next, err := s.b.Subscribe(ctx, last)
+				next, err := s.b.Subscribe(ctx, 0) // a snapshot follows
 				if err != nil {
 					return
 				}

@@ -88,7 +88,9 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 	h.claude = claudeenv.New(t, claudeenv.Options{BaseURL: h.api.URL(), Trust: []string{h.proj}})
 	// A short path: unix socket names must fit in 108 bytes.
 	h.dataDir = mkdirTemp(t, "corral-data-")
-	h.env = append(h.claude.Environ(), "CORRAL_HOME="+h.dataDir)
+	// A -race binary sleeps 1 s at exit unless told not to, and Claude
+	// waits for every hook.
+	h.env = append(h.claude.Environ(), "CORRAL_HOME="+h.dataDir, "GORACE=atexit_sleep_ms=0")
 	h.env = append(h.env, opts.extraEnv...)
 	h.c = client.Unix(datadir.Socket(h.dataDir, datadir.APISocket))
 	t.Cleanup(func() {
@@ -119,7 +121,8 @@ func mkdirTemp(t *testing.T, prefix string) string {
 // startServe starts `corral serve` and waits until its API answers.
 func (h *harness) startServe() {
 	h.t.Helper()
-	cmd := exec.Command(corralBin, "serve", "--log-level", "debug")
+	// The dashboard on a port of its own: tests run side by side.
+	cmd := exec.Command(corralBin, "serve", "--log-level", "debug", "--listen", "127.0.0.1:0")
 	cmd.Env = h.env
 	cmd.Dir = h.proj
 	if h.serveLog == nil {

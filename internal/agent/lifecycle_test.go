@@ -1,0 +1,254 @@
+package agent_test
+
+import (
+	"errors"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/corral-dev/corral/internal/agent"
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/events"
+)
+
+func TestPaneClosedRemovesSession(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	s := r.shell("closing")
+	other := r.shell("staying")
+	w := r.watch()
+	if err := r.a.SendText(ctxT(t), s.ID, api.InputRequest{Text: "exit", Enter: true}); err != nil {
+		t.Fatal(err)
+	}
+	w.removed(s.ID)
+	if !r.a.Tmux().Running(ctxT(t)) {
+		t.Fatal("the tmux server died with the pane")
+	}
+	if _, err := r.a.Session(ctxT(t), s.ID); !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("closed session still answers: %v", err)
+	}
+	recs, _ := r.st.Sessions(ctxT(t))
+	if len(recs) != 1 || recs[0].ID != other.ID {
+		t.Errorf("database after the pane closed: %+v", recs)
+	}
+	if _, err := r.a.Session(ctxT(t), other.ID); err != nil {
+		t.Errorf("the other session: %v", err)
+	}
+}
+
+func TestTmuxSessionKilledOutsideCorral(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	s := r.shell("")
+	w := r.watch()
+	if err := r.a.Tmux().KillSession(ctxT(t), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.removed(s.ID)
+	if err := r.a.SendText(ctxT(t), s.ID, api.InputRequest{Text: "x"}); !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("SendText after the session went away: %v, want not found", err)
+	}
+}
+
+func TestRestartKeepsSessions(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	a := r.shell("one")
+	b := r.shell("two")
+	ctx := ctxT(t)
+	if err := r.a.SendText(ctx, a.ID, api.InputRequest{Text: "echo before-$((1+1))", Enter: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitScreen(a.ID, "before-2")
+	panes := panePIDs(t, r.a)
+
+	r.restart()
+	ctx = ctxT(t)
+
+	list, err := r.a.Sessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].ID != a.ID || list[1].ID != b.ID {
+		t.Fatalf("after restart: %+v, want %s and %s in creation order", list, a.ID, b.ID)
+	}
+	for i, want := range []api.Session{a, b} {
+		got := list[i]
+		if got.Name != want.Name || got.Dir != want.Dir || got.Kind != api.KindShell || got.Status != api.StatusIdle || !got.CreatedAt.Equal(want.CreatedAt) {
+			t.Errorf("restored %+v, want like %+v", got, want)
+		}
+	}
+	// The same panes: tmux kept them, nothing was relaunched.
+	if after := panePIDs(t, r.a); after[a.ID] != panes[a.ID] || after[b.ID] != panes[b.ID] {
+		t.Errorf("pane pids changed across the restart: %v -> %v", panes, after)
+	}
+	r.waitScreen(a.ID, "before-2")
+	// The new agent drives them.
+	if err := r.a.SendText(ctx, a.ID, api.InputRequest{Text: "echo after-$((2+2))", Enter: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitScreen(a.ID, "after-4")
+	// And notices when one closes.
+	w := r.watch()
+	if err := r.a.SendText(ctx, b.ID, api.InputRequest{Text: "exit", Enter: true}); err != nil {
+		t.Fatal(err)
+	}
+	w.removed(b.ID)
+}
+
+func TestRestartWithoutTmuxRecreates(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	a := r.shell("survivor")
+	// corral is down while the machine reboots: tmux and its panes go.
+	if err := r.a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.a.Tmux().KillServer(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	r.st.Close()
+	r.a, r.st = nil, nil
+	r.start()
+	waitUntil(t, 10*time.Second, "the session to be recreated in tmux", func() bool {
+		ok, err := r.a.Tmux().HasSession(ctxT(t), a.ID)
+		return err == nil && ok
+	})
+	res, err := r.a.Run(ctxT(t), a.ID, api.RunRequest{Argv: []string{"sh", "-c", "echo $CORRAL_SESSION; pwd"}})
+	if err != nil || res.Output != a.ID+"\n"+r.proj+"\n" {
+		t.Errorf("recreated session: %+v, %v", res, err)
+	}
+}
+
+func panePIDs(t *testing.T, a *agent.Agent) map[string]int {
+	t.Helper()
+	list, err := a.Tmux().ListSessions(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, s := range list {
+		out[s.Name] = s.Pane.PID
+	}
+	return out
+}
+
+func TestTmuxServerKilled(t *testing.T) {
+	for _, how := range []string{"kill-server", "SIGKILL"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t)
+			a := r.shell("a")
+			b := r.shell("b")
+			ctx := ctxT(t)
+			before := panePIDs(t, r.a)
+			oldServer, err := r.a.Tmux().ServerPID(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := r.watch()
+			switch how {
+			case "kill-server":
+				if err := r.a.Tmux().KillServer(ctx); err != nil {
+					t.Fatal(err)
+				}
+			case "SIGKILL":
+				if err := syscall.Kill(oldServer, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Shell sessions publish nothing when recreated (their state does
+			// not change), so watch tmux itself.
+			waitUntil(t, 15*time.Second, "both sessions to be back in a new tmux server", func() bool {
+				pid, err := r.a.Tmux().ServerPID(ctx)
+				if err != nil || pid == oldServer {
+					return false
+				}
+				now, err := r.a.Tmux().ListSessions(ctx)
+				if err != nil {
+					return false
+				}
+				got := map[string]int{}
+				for _, s := range now {
+					got[s.Name] = s.Pane.PID
+				}
+				return got[a.ID] != 0 && got[b.ID] != 0 && got[a.ID] != before[a.ID] && got[b.ID] != before[b.ID]
+			})
+			for _, ev := range w.drain() {
+				if ev.Type == api.EventRemoved {
+					t.Errorf("a session was removed instead of recreated: %+v", ev)
+				}
+			}
+			list, _ := r.a.Sessions(ctx)
+			if len(list) != 2 {
+				t.Fatalf("sessions after the tmux server died: %+v", list)
+			}
+			recs, _ := r.st.Sessions(ctx)
+			if len(recs) != 2 {
+				t.Errorf("database rows after the tmux server died: %d, want 2", len(recs))
+			}
+			// The new panes are in the session's directory, with its id.
+			for _, s := range []api.Session{a, b} {
+				res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"sh", "-c", "echo $CORRAL_SESSION"}})
+				if err != nil || strings.TrimSpace(res.Output) != s.ID {
+					t.Errorf("recreated %s: %+v, %v", s.ID, res, err)
+				}
+			}
+			if err := r.a.SendText(ctx, a.ID, api.InputRequest{Text: "echo back-$((3*3))", Enter: true}); err != nil {
+				t.Fatal(err)
+			}
+			r.waitScreen(a.ID, "back-9")
+			// The new server is watched: closing a pane is still noticed.
+			if err := r.a.SendText(ctx, b.ID, api.InputRequest{Text: "exit", Enter: true}); err != nil {
+				t.Fatal(err)
+			}
+			w.removed(b.ID)
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	v := r.a.Version(ctxT(t))
+	if v.DataDir != r.dataDir || v.PID == 0 || v.Version == "" || v.StartedAt.IsZero() {
+		t.Errorf("Version = %+v", v)
+	}
+	out, err := exec.Command("tmux", "-V").Output()
+	if err == nil && !strings.Contains(string(out), v.Tmux) {
+		t.Errorf("Version.Tmux = %q, tmux -V says %q", v.Tmux, out)
+	}
+}
+
+func TestRestartDropsSessionsClosedWhileDown(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	gone := r.shell("gone")
+	kept := r.shell("kept")
+	if err := r.a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// While corral is down, one pane ends; tmux lives on.
+	if err := r.a.Tmux().KillSession(ctxT(t), gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.st.Close()
+	r.a, r.st = nil, nil
+	// A bus whose numbering starts at 1, so that everything the new agent
+	// publishes from its start can be replayed.
+	r.cfg.Bus = events.New(events.Options{FirstSeq: 1})
+	r.start()
+	sub := r.a.Bus().Subscribe(1)
+	defer sub.Close()
+	w := &watcher{t: t, sub: sub}
+	w.removed(gone.ID)
+	if _, err := r.a.Session(ctxT(t), kept.ID); err != nil {
+		t.Errorf("the other session: %v", err)
+	}
+	recs, _ := r.st.Sessions(ctxT(t))
+	if len(recs) != 1 || recs[0].ID != kept.ID {
+		t.Errorf("database: %+v", recs)
+	}
+}

@@ -1,0 +1,174 @@
+package term
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func readUntil(t *testing.T, s *Stream, off uint64, want string, timeout time.Duration) (string, uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var all bytes.Buffer
+	for !strings.Contains(all.String(), want) {
+		b, err := s.Read(ctx, off, 4096)
+		if err != nil {
+			t.Fatalf("read at %d: %v (have %q)", off, err, all.String())
+		}
+		all.Write(b)
+		off += uint64(len(b))
+	}
+	return all.String(), off
+}
+
+func TestEchoAndPrefill(t *testing.T) {
+	s, err := Start(Options{Argv: []string{"/bin/sh"}, Env: []string{"PATH=/bin:/usr/bin", "PS1=$ "}, Cols: 80, Rows: 24, Prefill: []byte("history line\r\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out, off := readUntil(t, s, 0, "history line", 5*time.Second)
+	if !strings.HasPrefix(out, "history line") {
+		t.Fatalf("prefill does not come first: %q", out)
+	}
+	if _, err := s.Write([]byte("echo hi-$((6*7))\n")); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, s, off, "hi-42", 5*time.Second)
+}
+
+func TestResumeFromOffsetAndGap(t *testing.T) {
+	s, err := Start(Options{Argv: []string{"/bin/sh", "-c", "for i in $(seq 1 2000); do echo line-$i; done; echo END; sleep 30"}, Env: []string{"PATH=/bin:/usr/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	first, off := readUntil(t, s, 0, "line-10\r\n", 5*time.Second)
+	// A viewer that lost its connection comes back at its offset: the rest
+	// follows with nothing missing and nothing repeated.
+	rest, _ := readUntil(t, s, off, "END", 5*time.Second)
+	all := first + rest
+	for i := 1; i <= 2000; i++ {
+		if c := strings.Count(all, fmt.Sprintf("line-%d\r\n", i)); c != 1 {
+			t.Fatalf("line-%d appears %d times", i, c)
+		}
+	}
+	// Asking again from 0 still works while the ring holds it (~20 KB).
+	again, _ := readUntil(t, s, 0, "END", 5*time.Second)
+	if again != all {
+		t.Fatal("replay from 0 differs")
+	}
+	start, end := s.Offsets()
+	if start != 0 || end != uint64(len(all)) {
+		t.Fatalf("offsets %d..%d, read %d", start, end, len(all))
+	}
+	if _, err := s.Read(context.Background(), end+1, 10); !errors.Is(err, ErrGap) {
+		t.Fatalf("read past the end: %v", err)
+	}
+}
+
+// TestBackpressure: a viewer that does not read makes the stream stop
+// reading the PTY after a window, so memory stays bounded whatever the
+// program writes; reading again lets the program go on.
+func TestBackpressure(t *testing.T) {
+	s, err := Start(Options{Argv: []string{"/bin/sh", "-c", "yes 0123456789abcdef | head -c 20000000; echo; echo DONE"}, Env: []string{"PATH=/bin:/usr/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Wait until the producer has stalled at the window.
+	deadline := time.Now().Add(10 * time.Second)
+	var last uint64
+	for {
+		_, end := s.Offsets()
+		if end >= Window && end == last {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("producer did not stall: end %d", end)
+		}
+		last = end
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, end := s.Offsets(); end > Window+readChunk {
+		t.Fatalf("read %d bytes ahead of a viewer that took none (window %d)", end, Window)
+	}
+	// Reading everything now gets all of it, in order, ending with DONE.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var off uint64
+	var tail []byte
+	for {
+		b, err := s.Read(ctx, off, 64<<10)
+		if err != nil {
+			t.Fatalf("read at %d: %v", off, err)
+		}
+		off += uint64(len(b))
+		tail = append(tail, b...)
+		if len(tail) > 64 {
+			tail = tail[len(tail)-64:]
+		}
+		if bytes.Contains(tail, []byte("DONE")) {
+			break
+		}
+	}
+	// The PTY turns \n into \r\n: 20 MB of "0123456789abcdef\n" lines.
+	if off < 20000000 {
+		t.Fatalf("only %d bytes arrived", off)
+	}
+}
+
+func TestClosedAfterExit(t *testing.T) {
+	s, err := Start(Options{Argv: []string{"/bin/sh", "-c", "echo bye"}, Env: []string{"PATH=/bin:/usr/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, off := readUntil(t, s, 0, "bye", 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		b, err := s.Read(ctx, off, 1024)
+		if errors.Is(err, ErrClosed) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		off += uint64(len(b))
+	}
+	if closed, err := s.Closed(); !closed || err != nil {
+		t.Fatalf("closed %v err %v", closed, err)
+	}
+}
+
+func TestRegistryGrace(t *testing.T) {
+	r := NewRegistry(time.Minute)
+	s, err := Start(Options{Argv: []string{"/bin/sh", "-c", "sleep 30"}, Env: []string{"PATH=/bin:/usr/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Add("sess", s)
+	s.Attach()
+	s.Detach()
+	now := time.Now()
+	r.Sweep(now.Add(30 * time.Second))
+	if _, ok := r.Get("sess", s.ID); !ok {
+		t.Fatal("swept within the grace period")
+	}
+	if _, ok := r.Get("other", s.ID); ok {
+		t.Fatal("a stream answered for another session")
+	}
+	r.Sweep(now.Add(2 * time.Minute))
+	if _, ok := r.Get("sess", s.ID); ok || r.Count() != 0 {
+		t.Fatal("idle stream kept past the grace period")
+	}
+	if closed, _ := s.Closed(); !closed {
+		t.Fatal("swept stream not closed")
+	}
+}

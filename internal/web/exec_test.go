@@ -1,0 +1,5 @@
+package web_test
+
+import "os/exec"
+
+var execCommand = exec.Command
