@@ -238,6 +238,9 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) {
 func (s *Server) config(w http.ResponseWriter, r *http.Request) {
 	host, _ := os.Hostname()
 	cfg := map[string]string{"version": version.String(), "hostname": host}
+	if home, err := os.UserHomeDir(); err == nil {
+		cfg["home"] = home // the UI shortens paths to ~
+	}
 	if n := s.opts.Notifier; n != nil {
 		cfg["vapid_public_key"] = n.VAPIDPublicKey()
 		cfg["webhook_url"] = n.Webhook()

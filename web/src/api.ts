@@ -1,0 +1,156 @@
+// The HTTP side of docs/web-protocol.md: cookie auth, the CSRF header on
+// state-changing requests, 401 → login screen.
+
+import type {
+  AuthMe,
+  CreateRequest,
+  DirListing,
+  NotificationEntry,
+  Resumable,
+  Session,
+  Timeline,
+  WebConfig,
+} from './types';
+
+export class ApiError extends Error {
+  constructor(
+    public status: number,
+    public code: string,
+    message: string,
+    public body?: unknown,
+    public retryAfter?: number,
+  ) {
+    super(message);
+  }
+}
+
+type UnauthorizedHandler = (body: unknown) => void;
+let onUnauthorized: UnauthorizedHandler = () => {};
+
+/** Called with the 401 body whenever an /api call answers 401. */
+export function setUnauthorizedHandler(fn: UnauthorizedHandler): void {
+  onUnauthorized = fn;
+}
+
+export function cookie(name: string): string {
+  for (const part of document.cookie.split(';')) {
+    const i = part.indexOf('=');
+    if (i < 0) continue;
+    if (part.slice(0, i).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(i + 1).trim());
+      } catch {
+        return part.slice(i + 1).trim();
+      }
+    }
+  }
+  return '';
+}
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export interface RequestOpts {
+  /** Do not fire the global 401 handler (auth probes). */
+  quiet401?: boolean;
+  signal?: AbortSignal;
+}
+
+export async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: RequestOpts = {},
+): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (UNSAFE.has(method)) headers['X-Corral-CSRF'] = cookie('corral_csrf');
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+      cache: 'no-store',
+      signal: opts.signal,
+    });
+  } catch (e) {
+    if ((e as Error).name === 'AbortError') throw e;
+    throw new ApiError(0, 'network', 'network error: ' + (e as Error).message);
+  }
+  const text = await res.text();
+  let data: unknown = undefined;
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = text;
+    }
+  }
+  if (!res.ok) {
+    const obj = (data && typeof data === 'object' ? data : {}) as { code?: string; error?: string };
+    if (res.status === 401 && !opts.quiet401) onUnauthorized(data);
+    const ra = Number(res.headers.get('Retry-After'));
+    throw new ApiError(
+      res.status,
+      obj.code || String(res.status),
+      obj.error || obj.code || (typeof data === 'string' && data ? data : res.statusText || 'request failed'),
+      data,
+      Number.isFinite(ra) && ra > 0 ? ra : undefined,
+    );
+  }
+  return data as T;
+}
+
+const enc = encodeURIComponent;
+const S = (id: string) => `/api/v1/sessions/${enc(id)}`;
+
+export const api = {
+  me: () => request<AuthMe>('GET', '/api/v1/auth/me', undefined, { quiet401: true }),
+  login: (password: string) =>
+    request<unknown>('POST', '/api/v1/auth/login', { password }, { quiet401: true }),
+  logout: () => request<unknown>('POST', '/api/v1/auth/logout'),
+  config: () => request<WebConfig>('GET', '/api/v1/web/config'),
+  sessions: () => request<Session[]>('GET', '/api/v1/sessions'),
+  create: (body: CreateRequest) => request<Session>('POST', '/api/v1/sessions', body),
+  rename: (id: string, name: string) => request<Session>('PATCH', S(id), { name }),
+  kill: (id: string) => request<void>('DELETE', S(id)),
+  input: (id: string, text: string, enter: boolean) =>
+    request<void>('POST', S(id) + '/input', { text, enter }),
+  keys: (id: string, keys: string[]) => request<void>('POST', S(id) + '/keys', { keys }),
+  viewed: (id: string) => request<void>('POST', S(id) + '/viewed'),
+  timeline: (id: string, signal?: AbortSignal) =>
+    request<Timeline>('GET', S(id) + '/timeline', undefined, { signal }),
+  dirs: (path: string, device?: string) => {
+    const q = new URLSearchParams();
+    q.set('path', path);
+    if (device) q.set('device', device);
+    return request<DirListing>('GET', '/api/v1/dirs?' + q.toString());
+  },
+  resumable: (dir: string, device?: string) => {
+    const q = new URLSearchParams();
+    q.set('dir', dir);
+    if (device) q.set('device', device);
+    return request<Resumable[] | null>('GET', '/api/v1/resumable?' + q.toString());
+  },
+  notifications: () => request<NotificationEntry[] | null>('GET', '/api/v1/notifications'),
+  pushSubscribe: (sub: PushSubscriptionJSON) => request<unknown>('POST', '/api/v1/push/subscriptions', sub),
+  pushUnsubscribe: (endpoint: string) =>
+    request<unknown>('DELETE', '/api/v1/push/subscriptions', { endpoint }),
+  settings: (s: { webhook_url: string }) => request<unknown>('PUT', '/api/v1/settings', s),
+};
+
+/** ws:// or wss:// URL for a path on this origin. */
+export function wsURL(path: string): string {
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  return `${proto}//${location.host}${path}`;
+}
+
+export function errorText(e: unknown): string {
+  if (e instanceof ApiError) {
+    if (e.status === 429 && e.retryAfter) return `${e.message} (retry in ${e.retryAfter} s)`;
+    return e.message;
+  }
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

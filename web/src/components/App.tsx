@@ -1,0 +1,180 @@
+import { useEffect } from 'preact/hooks';
+import {
+  attention,
+  auth,
+  bellOpen,
+  closeSession,
+  helpOpen,
+  loaded,
+  narrow,
+  needsYou,
+  newSessionOpen,
+  selected,
+  selectedId,
+  settingsOpen,
+  sidebarOpen,
+} from '../store';
+import { Icon } from './Icon';
+import { NewSessionDialog } from './NewSession';
+import { Bell, BellDrawer, ConnIndicator, HelpDialog, Login, SettingsPanel, Toasts } from './Panels';
+import { SessionView } from './SessionView';
+import { Counts, NewSessionButton, SessionList, Sidebar } from './Sidebar';
+
+export function App(props: { onLoggedIn: () => void }) {
+  const n = attention.value.length;
+  useEffect(() => {
+    document.title = n > 0 ? `(${n}) corral` : 'corral';
+  }, [n]);
+  const badge = needsYou.value.length > 0 ? 'needs-input' : n > 0 ? 'review' : '';
+  useEffect(() => setFaviconBadge(badge), [badge]);
+
+  if (auth.value === 'checking') {
+    return (
+      <div class="splash" aria-busy="true">
+        <img src="/icon.svg" alt="" width={48} height={48} />
+      </div>
+    );
+  }
+  if (auth.value === 'login') return <Login onLoggedIn={props.onLoggedIn} />;
+
+  const isNarrow = narrow.value;
+  const s = selected.value;
+  return (
+    <div class={`app${isNarrow ? ' narrow' : ''}`}>
+      <TopBar />
+      <div class="body">
+        {!isNarrow && <Sidebar />}
+        <main class="main" id="main">
+          {s ? (
+            <SessionView key={s.id} s={s} />
+          ) : selectedId.value && loaded.value ? (
+            <Gone />
+          ) : selectedId.value ? (
+            <div class="empty muted">Loading…</div>
+          ) : isNarrow ? (
+            <div class="home">
+              <SessionList />
+            </div>
+          ) : (
+            <Empty />
+          )}
+        </main>
+      </div>
+      {isNarrow && sidebarOpen.value && selectedId.value && <Drawer />}
+      {newSessionOpen.value && <NewSessionDialog />}
+      {bellOpen.value && <BellDrawer />}
+      {settingsOpen.value && <SettingsPanel />}
+      {helpOpen.value && <HelpDialog />}
+      <Toasts />
+    </div>
+  );
+}
+
+function TopBar() {
+  const isNarrow = narrow.value;
+  return (
+    <header class="topbar">
+      {isNarrow && selectedId.value && (
+        <button
+          type="button"
+          class="icon-btn"
+          aria-label="Sessions"
+          aria-expanded={sidebarOpen.value}
+          data-testid="menu"
+          onClick={() => (sidebarOpen.value = !sidebarOpen.value)}
+        >
+          <Icon name="menu" size={20} />
+        </button>
+      )}
+      <a
+        class="brand"
+        href="#/"
+        onClick={(e) => {
+          e.preventDefault();
+          closeSession();
+        }}
+        aria-label="corral home"
+      >
+        <img src="/icon.svg" alt="" width={20} height={20} />
+        <span>corral</span>
+      </a>
+      {!isNarrow && <Counts />}
+      <span class="spacer" />
+      <ConnIndicator />
+      {isNarrow && <NewSessionButton compact />}
+      <Bell />
+      <button type="button" class="icon-btn" aria-label="Settings" data-testid="settings-button" title="Settings (,)" onClick={() => (settingsOpen.value = true)}>
+        <Icon name="gear" size={18} />
+      </button>
+    </header>
+  );
+}
+
+function Drawer() {
+  const close = () => (sidebarOpen.value = false);
+  useEffect(() => {
+    const k = (e: KeyboardEvent) => e.key === 'Escape' && close();
+    window.addEventListener('keydown', k);
+    return () => window.removeEventListener('keydown', k);
+  }, []);
+  return (
+    <div class="drawer-wrap">
+      <div class="drawer-scrim" onClick={close} aria-hidden="true" />
+      <div class="drawer" role="dialog" aria-modal="true" aria-label="Sessions" data-testid="drawer">
+        <Sidebar />
+      </div>
+    </div>
+  );
+}
+
+function Empty() {
+  const att = attention.value;
+  return (
+    <div class="empty">
+      <img src="/icon.svg" alt="" width={56} height={56} class="empty-logo" />
+      <h1>corral</h1>
+      {att.length > 0 ? (
+        <p>
+          {att.length} session{att.length === 1 ? '' : 's'} waiting for you: pick one on the left.
+        </p>
+      ) : (
+        <p class="muted">Pick a session on the left, or start a new one.</p>
+      )}
+      <button type="button" class="btn btn-primary" onClick={() => (newSessionOpen.value = true)} data-testid="new-session-empty">
+        <Icon name="plus" /> New session
+      </button>
+      <p class="muted small">
+        Press <kbd>?</kbd> for keyboard shortcuts.
+      </p>
+    </div>
+  );
+}
+
+function Gone() {
+  return (
+    <div class="empty">
+      <h1>Session gone</h1>
+      <p class="muted">It was closed or killed.</p>
+      <button type="button" class="btn" onClick={closeSession}>
+        Back
+      </button>
+    </div>
+  );
+}
+
+const BADGE: Record<string, string> = { 'needs-input': '#f5a524', review: '#a78bfa' };
+
+/** The browser tab's dot: the icon with an amber (needs you) or violet (review) badge. */
+function setFaviconBadge(kind: string): void {
+  const link = document.querySelector<HTMLLinkElement>('link[rel="icon"][type="image/svg+xml"]');
+  if (!link) return;
+  if (!kind) {
+    link.href = '/icon.svg';
+    return;
+  }
+  const svg =
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="14" fill="#151922"/>` +
+    `<circle cx="32" cy="32" r="21" fill="none" stroke="#6ea8ff" stroke-width="4" stroke-dasharray="7.7 3.3"/>` +
+    `<circle cx="48" cy="16" r="15" fill="${BADGE[kind]}" stroke="#151922" stroke-width="4"/></svg>`;
+  link.href = 'data:image/svg+xml,' + encodeURIComponent(svg);
+}

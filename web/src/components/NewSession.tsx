@@ -1,0 +1,303 @@
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { api, errorText } from '../api';
+import { config, hasDevices, newSessionOpen, openSession, selected, sessions, upsertSession } from '../store';
+import type { CreateRequest, DirListing, Resumable } from '../types';
+import { ago, baseName, bytes, oneLine, shortDir } from '../util';
+import { Icon } from './Icon';
+import { Modal } from './Modal';
+
+type Step = 'device' | 'dir' | 'start';
+
+export function NewSessionDialog() {
+  const devices = useMemo(() => {
+    const set = new Set<string>();
+    for (const s of sessions.value) if (s.device) set.add(s.device);
+    return [...set].sort();
+  }, [sessions.value]);
+  const multi = hasDevices.value;
+  const [device, setDevice] = useState<string>(selected.value?.device || devices[0] || '');
+  const [step, setStep] = useState<Step>(multi ? 'device' : 'dir');
+  const [dir, setDir] = useState('');
+  const close = () => (newSessionOpen.value = false);
+
+  return (
+    <Modal title="New session" onClose={close} testid="new-session-dialog" class="new-session">
+      {multi && (
+        <ol class="steps" aria-label="Steps">
+          <li class={step === 'device' ? 'current' : ''}>Machine</li>
+          <li class={step === 'dir' ? 'current' : ''}>Folder</li>
+          <li class={step === 'start' ? 'current' : ''}>Start</li>
+        </ol>
+      )}
+      {step === 'device' && (
+        <DevicePicker
+          devices={devices}
+          value={device}
+          onPick={(d) => {
+            setDevice(d);
+            setStep('dir');
+          }}
+        />
+      )}
+      {step === 'dir' && (
+        <DirPicker
+          device={multi ? device : ''}
+          back={multi ? () => setStep('device') : undefined}
+          onUse={(p) => {
+            setDir(p);
+            setStep('start');
+          }}
+        />
+      )}
+      {step === 'start' && <StartForm device={multi ? device : ''} dir={dir} back={() => setStep('dir')} done={close} />}
+    </Modal>
+  );
+}
+
+function DevicePicker(props: { devices: string[]; value: string; onPick: (d: string) => void }) {
+  return (
+    <div class="device-picker">
+      <p class="muted">Which machine should run it?</p>
+      <ul class="pick-list">
+        {props.devices.map((d) => (
+          <li key={d}>
+            <button type="button" class={`pick${d === props.value ? ' current' : ''}`} onClick={() => props.onPick(d)} data-testid="device-option">
+              <Icon name="term" />
+              <span>{d}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
+      {props.devices.length === 0 && <p class="muted">No machines known yet{config.value.hostname ? ` besides ${config.value.hostname}` : ''}.</p>}
+    </div>
+  );
+}
+
+function DirPicker(props: { device: string; back?: () => void; onUse: (path: string) => void }) {
+  const [listing, setListing] = useState<DirListing | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState('');
+  const [filter, setFilter] = useState('');
+  const [hidden, setHidden] = useState(false);
+  const [typed, setTyped] = useState('');
+
+  const load = (path: string) => {
+    setLoading(true);
+    setError('');
+    api
+      .dirs(path, props.device || undefined)
+      .then((l) => {
+        setListing(l);
+        setTyped(l.path);
+        setFilter('');
+      })
+      .catch((e) => setError(errorText(e)))
+      .finally(() => setLoading(false));
+  };
+  useEffect(() => load(''), [props.device]);
+
+  const crumbs = useMemo(() => {
+    if (!listing) return [];
+    const parts = listing.path.split('/').filter(Boolean);
+    const out = [{ name: '/', path: '/' }];
+    let acc = '';
+    for (const p of parts) {
+      acc += '/' + p;
+      out.push({ name: p, path: acc });
+    }
+    return out;
+  }, [listing?.path]);
+
+  const entries = (listing?.entries ?? [])
+    .filter((e) => e.is_dir)
+    .filter((e) => hidden || !e.name.startsWith('.'))
+    .filter((e) => !filter || e.name.toLowerCase().includes(filter.toLowerCase()))
+    .sort((a, b) => a.name.localeCompare(b.name));
+
+  return (
+    <div class="dir-picker">
+      <form
+        class="path-row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (typed.trim()) load(typed.trim());
+        }}
+      >
+        {props.back && (
+          <button type="button" class="icon-btn" aria-label="Back to machines" onClick={props.back}>
+            <Icon name="back" />
+          </button>
+        )}
+        <input class="input" value={typed} aria-label="Path" placeholder="/path/to/project" onInput={(e) => setTyped((e.target as HTMLInputElement).value)} />
+        <button type="submit" class="btn">
+          Go
+        </button>
+      </form>
+      {listing && (
+        <nav class="crumbs" aria-label="Breadcrumbs">
+          {listing.parent && (
+            <button type="button" class="icon-btn" aria-label="Parent folder" onClick={() => load(listing.parent!)}>
+              <Icon name="up" size={14} />
+            </button>
+          )}
+          {crumbs.map((c, i) => (
+            <span key={c.path}>
+              {i > 1 && <span class="crumb-sep">/</span>}
+              <button type="button" class="crumb" aria-current={i === crumbs.length - 1 ? 'location' : undefined} onClick={() => load(c.path)}>
+                {c.name}
+              </button>
+            </span>
+          ))}
+        </nav>
+      )}
+      {error && (
+        <div class="form-error" role="alert">
+          {error}
+        </div>
+      )}
+      <div class="dir-tools">
+        <input class="input input-small" value={filter} placeholder="Filter" aria-label="Filter folders" onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+        <label class="check">
+          <input type="checkbox" checked={hidden} onChange={(e) => setHidden((e.target as HTMLInputElement).checked)} /> hidden
+        </label>
+      </div>
+      <ul class="dir-list" aria-busy={loading} aria-label="Folders">
+        {loading && !listing && <li class="muted">Loading…</li>}
+        {listing && entries.length === 0 && <li class="muted dir-none">No folders here.</li>}
+        {entries.map((e) => (
+          <li key={e.path}>
+            <button type="button" class="dir-entry" onClick={() => load(e.path)} data-testid="dir-entry" data-path={e.path}>
+              <Icon name="folder" />
+              <span>{e.name}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
+      <div class="modal-actions">
+        <span class="muted small dir-current" title={listing?.path}>
+          {listing ? shortDir(listing.path) : ''}
+        </span>
+        <button type="button" class="btn btn-primary" disabled={!listing || loading} onClick={() => listing && props.onUse(listing.path)} data-testid="use-folder">
+          Use this folder
+        </button>
+      </div>
+    </div>
+  );
+}
+
+type Choice = { kind: 'claude' } | { kind: 'shell' } | { kind: 'resume'; id: string };
+
+function StartForm(props: { device: string; dir: string; back: () => void; done: () => void }) {
+  const [name, setName] = useState(baseName(props.dir));
+  const [choice, setChoice] = useState<Choice>({ kind: 'claude' });
+  const [resumable, setResumable] = useState<Resumable[] | null>(null);
+  const [rerr, setRerr] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+
+  useEffect(() => {
+    api
+      .resumable(props.dir, props.device || undefined)
+      .then((l) => setResumable((l ?? []).sort((a, b) => Date.parse(b.last_activity) - Date.parse(a.last_activity))))
+      .catch((e) => {
+        setResumable([]);
+        setRerr(errorText(e));
+      });
+  }, [props.dir, props.device]);
+
+  const create = () => {
+    setBusy(true);
+    setError('');
+    const body: CreateRequest = { dir: props.dir };
+    if (name.trim()) body.name = name.trim();
+    if (choice.kind === 'shell') body.shell = true;
+    if (choice.kind === 'resume') body.resume = choice.id;
+    if (props.device) body.device = props.device;
+    // A first guess at the size; the terminal fits itself when it attaches.
+    const main = document.querySelector('.main');
+    const w = main ? main.clientWidth : window.innerWidth;
+    const h = main ? main.clientHeight : window.innerHeight;
+    body.cols = Math.max(40, Math.min(400, Math.floor((w - 24) / 7.8)));
+    body.rows = Math.max(10, Math.min(200, Math.floor((h - 160) / 15.5)));
+    api
+      .create(body)
+      .then((s) => {
+        if (s && s.id) {
+          upsertSession(s);
+          props.done();
+          openSession(s.id);
+        } else {
+          props.done();
+        }
+      })
+      .catch((e) => {
+        setError(errorText(e));
+        setBusy(false);
+      });
+  };
+
+  const radio = (c: Choice, label: string, desc: string, testid: string) => {
+    const on = choice.kind === c.kind && (c.kind !== 'resume' || (choice.kind === 'resume' && choice.id === c.id));
+    return (
+      <label class={`choice${on ? ' on' : ''}`} data-testid={testid}>
+        <input type="radio" name="start" checked={on} onChange={() => setChoice(c)} />
+        <span class="choice-main">
+          <span class="choice-label">{label}</span>
+          {desc && <span class="choice-desc">{desc}</span>}
+        </span>
+      </label>
+    );
+  };
+
+  return (
+    <form
+      class="start-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        create();
+      }}
+    >
+      <div class="start-dir">
+        <button type="button" class="icon-btn" aria-label="Back to folders" onClick={props.back}>
+          <Icon name="back" />
+        </button>
+        <span title={props.dir}>
+          {props.device ? `${props.device}: ` : ''}
+          {shortDir(props.dir)}
+        </span>
+      </div>
+      <label class="field">
+        <span>Name</span>
+        <input class="input" value={name} maxLength={200} onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="new-session-name" />
+      </label>
+      <fieldset class="choices">
+        <legend>Start</legend>
+        {radio({ kind: 'claude' }, 'New Claude session', 'A fresh conversation', 'choice-new')}
+        {radio({ kind: 'shell' }, 'Plain shell', 'No Claude, just a terminal', 'choice-shell')}
+        <div class="resume-head">Resume an earlier Claude session</div>
+        {resumable === null && <div class="muted small">Looking for earlier sessions…</div>}
+        {resumable !== null && resumable.length === 0 && <div class="muted small">{rerr ? `Could not list them: ${rerr}` : 'None in this folder.'}</div>}
+        <div class="resume-list">
+          {resumable?.map((r) =>
+            radio(
+              { kind: 'resume', id: r.id },
+              oneLine(r.first_prompt || '(no prompt)', 120),
+              [ago(r.last_activity), bytes(r.size), r.last_prompt ? `last: ${oneLine(r.last_prompt, 60)}` : ''].filter(Boolean).join(' · '),
+              'resumable',
+            ),
+          )}
+        </div>
+      </fieldset>
+      {error && (
+        <div class="form-error" role="alert">
+          {error}
+        </div>
+      )}
+      <div class="modal-actions">
+        <button type="submit" class="btn btn-primary" disabled={busy} data-testid="create-session">
+          {busy ? 'Starting…' : choice.kind === 'resume' ? 'Resume' : 'Start'}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,273 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, errorText } from '../api';
+import {
+  closeSession,
+  markViewed,
+  narrow,
+  removeSession,
+  setTab,
+  tab,
+  toast,
+  toastError,
+  upsertSession,
+} from '../store';
+import type { Session } from '../types';
+import { cost, modelName, shortDir, STATUS_LABEL } from '../util';
+import { Icon } from './Icon';
+import { Modal } from './Modal';
+import { NeedsInputCard } from './NeedsInput';
+import { SessionDot } from './StatusDot';
+import { TerminalView } from './TerminalView';
+import { Timeline } from './Timeline';
+import { ContextBar, UsagePanel } from './Usage';
+
+export function SessionView(props: { s: Session }) {
+  const s = props.s;
+  const t = tab.value;
+  const [showUsage, setShowUsage] = useState(false);
+  return (
+    <div class="session-view" data-session-id={s.id} data-status={s.status}>
+      <SessionHeader s={s} showUsage={showUsage} toggleUsage={() => setShowUsage(!showUsage)} />
+      {showUsage && <UsagePanel s={s} />}
+      {s.status === 'needs-input' && <NeedsInputCard s={s} />}
+      {s.error && s.status !== 'exited' && s.status !== 'needs-input' && (
+        <div class="error-banner" role="alert">
+          <strong>The last turn failed: {s.error}</strong>
+          {s.error_message && <span> — {s.error_message}</span>}
+        </div>
+      )}
+      <div
+        class="tabs"
+        role="tablist"
+        aria-label="View"
+        onKeyDown={(e) => {
+          if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+          e.preventDefault();
+          const next = t === 'terminal' ? 'timeline' : 'terminal';
+          setTab(next);
+          document.getElementById(`tab-${next}`)?.focus();
+        }}
+      >
+        <button
+          type="button"
+          role="tab"
+          id="tab-terminal"
+          class="tab"
+          data-testid="tab-terminal"
+          aria-selected={t === 'terminal'}
+          tabIndex={t === 'terminal' ? 0 : -1}
+          aria-controls="panel-terminal"
+          title="Terminal (g t)"
+          onClick={() => setTab('terminal')}
+        >
+          <Icon name="term" size={14} /> Terminal
+        </button>
+        <button
+          type="button"
+          role="tab"
+          id="tab-timeline"
+          class="tab"
+          data-testid="tab-timeline"
+          aria-selected={t === 'timeline'}
+          tabIndex={t === 'timeline' ? 0 : -1}
+          aria-controls="panel-timeline"
+          title="Timeline (g l)"
+          onClick={() => setTab('timeline')}
+        >
+          <Icon name="list" size={14} /> Timeline
+        </button>
+      </div>
+      <div class="panels">
+        <div class="panel" role="tabpanel" id="panel-terminal" aria-labelledby="tab-terminal" hidden={t !== 'terminal'}>
+          <TerminalView s={s} visible={t === 'terminal'} />
+        </div>
+        <div class="panel" role="tabpanel" id="panel-timeline" aria-labelledby="tab-timeline" hidden={t !== 'timeline'}>
+          <Timeline s={s} visible={t === 'timeline'} />
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () => void }) {
+  const s = props.s;
+  const [editing, setEditing] = useState(false);
+  const [killing, setKilling] = useState(false);
+  const model = modelName(s);
+  const ctx = s.usage?.context_percent;
+  const c = s.usage?.cost_usd;
+  return (
+    <header class="session-head">
+      <div class="sh-line1">
+        <SessionDot s={s} size="md" />
+        {editing ? (
+          <RenameField s={s} done={() => setEditing(false)} />
+        ) : (
+          <button type="button" class="sh-name" title="Rename" aria-label={`Rename ${s.name}`} onClick={() => setEditing(true)} data-testid="session-name">
+            {s.name || s.id}
+          </button>
+        )}
+        <span class={`status-chip st-${s.status}`} data-testid="session-status">
+          {STATUS_LABEL[s.status] ?? s.status}
+          {s.compacting ? ' · compacting' : ''}
+        </span>
+        <span class="sh-actions">
+          {s.status === 'review' && (
+            <button type="button" class="btn btn-small" onClick={() => markViewed(s.id)} data-testid="mark-seen">
+              <Icon name="check" size={14} /> Mark seen
+            </button>
+          )}
+          <button
+            type="button"
+            class={`btn btn-small btn-ghost${props.showUsage ? ' active' : ''}`}
+            aria-expanded={props.showUsage}
+            onClick={props.toggleUsage}
+            title="Usage"
+          >
+            <Icon name="chart" size={14} />
+            {!narrow.value && ' Usage'}
+          </button>
+          <button type="button" class="btn btn-small btn-danger-ghost" onClick={() => setKilling(true)} data-testid="kill" aria-label="Kill session">
+            <Icon name="trash" size={14} />
+            {!narrow.value && ' Kill'}
+          </button>
+        </span>
+      </div>
+      <div class="sh-line2">
+        <span class="sh-dir" title={s.dir}>
+          {shortDir(s.dir)}
+        </span>
+        <span class="sep">·</span>
+        <span class="sh-kind">{s.kind}</span>
+        {s.device && (
+          <>
+            <span class="sep">·</span>
+            <span>{s.device}</span>
+          </>
+        )}
+        {model && (
+          <>
+            <span class="sep">·</span>
+            <span class="sh-model" title={s.usage?.model}>
+              {model}
+            </span>
+          </>
+        )}
+        {ctx !== undefined && ctx !== null && (
+          <>
+            <span class="sep">·</span>
+            <ContextBar percent={ctx} />
+          </>
+        )}
+        {c !== undefined && c !== null && (
+          <>
+            <span class="sep">·</span>
+            <span class="sh-cost" title="Cost of this Claude session">
+              {cost(c)}
+            </span>
+          </>
+        )}
+      </div>
+      {killing && <KillConfirm s={s} close={() => setKilling(false)} />}
+    </header>
+  );
+}
+
+function RenameField(props: { s: Session; done: () => void }) {
+  const [v, setV] = useState(props.s.name);
+  const [saving, setSaving] = useState(false);
+  const ref = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    ref.current?.focus();
+    ref.current?.select();
+  }, []);
+  const save = () => {
+    const name = v.trim();
+    if (!name || name === props.s.name) {
+      props.done();
+      return;
+    }
+    setSaving(true);
+    api
+      .rename(props.s.id, name)
+      .then((s) => {
+        if (s && s.id) upsertSession(s);
+        props.done();
+      })
+      .catch((e) => {
+        toast(`Rename failed: ${errorText(e)}`);
+        setSaving(false);
+      });
+  };
+  return (
+    <form
+      class="rename"
+      onSubmit={(e) => {
+        e.preventDefault();
+        save();
+      }}
+    >
+      <input
+        ref={ref}
+        class="input rename-input"
+        value={v}
+        maxLength={200}
+        aria-label="Session name"
+        disabled={saving}
+        onInput={(e) => setV((e.target as HTMLInputElement).value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') {
+            e.preventDefault();
+            e.stopPropagation();
+            props.done();
+          } else if (e.key === 'Enter' && !e.isComposing) {
+            e.preventDefault();
+            save();
+          }
+        }}
+        onBlur={() => !saving && save()}
+      />
+    </form>
+  );
+}
+
+function KillConfirm(props: { s: Session; close: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const kill = () => {
+    setBusy(true);
+    api
+      .kill(props.s.id)
+      .then(() => {
+        removeSession(props.s.id);
+        props.close();
+        closeSession();
+      })
+      .catch((e) => {
+        toastError('Kill failed')(e);
+        setBusy(false);
+      });
+  };
+  return (
+    <Modal
+      title="Kill session?"
+      onClose={props.close}
+      testid="kill-dialog"
+      initialFocus=".btn-cancel"
+      footer={
+        <>
+          <button type="button" class="btn btn-cancel" onClick={props.close}>
+            Cancel
+          </button>
+          <button type="button" class="btn btn-danger" disabled={busy} onClick={kill} data-testid="kill-confirm">
+            {busy ? 'Killing…' : 'Kill'}
+          </button>
+        </>
+      }
+    >
+      <p>
+        <strong>{props.s.name}</strong> will be closed: its tmux session ends and whatever runs in it is stopped.
+      </p>
+      <p class="muted small">{shortDir(props.s.dir)}</p>
+    </Modal>
+  );
+}

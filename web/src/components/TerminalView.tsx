@@ -1,0 +1,117 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { narrow } from '../store';
+import { active, ctrlArmed, TermController } from '../terminal';
+import type { Session } from '../types';
+
+export function TerminalView(props: { s: Session; visible: boolean }) {
+  const el = useRef<HTMLDivElement>(null);
+  const [c, setC] = useState<TermController | null>(null);
+  const id = props.s.id;
+
+  useEffect(() => {
+    const ctl = new TermController(id, el.current!, narrow.peek() ? 12 : 13);
+    setC(ctl);
+    active.value = ctl;
+    return () => {
+      ctl.dispose();
+      setC(null);
+    };
+  }, [id]);
+
+  useEffect(() => {
+    if (!c || !props.visible) return;
+    // Wait a frame so the container has its size.
+    // No focus grab here: j/k must keep working while moving between sessions
+    // (click the terminal, or press g t, to type into it).
+    const r = setTimeout(() => c.shown(), 0);
+    return () => clearTimeout(r);
+  }, [props.visible, c]);
+
+  const st = c?.state.value;
+  const exit = c?.exitReason.value;
+  return (
+    <div class="term-wrap" hidden={!props.visible}>
+      <div class="term-box">
+        <div class="term" ref={el} data-testid="terminal" data-session-id={id} />
+        {c && st === 'reconnecting' && !exit && (
+          <div class="term-status" role="status">
+            Reconnecting…
+          </div>
+        )}
+        {c && exit && (
+          <div class="term-exit" role="status">
+            <p>Terminal closed: {exit}</p>
+            <button type="button" class="btn" onClick={() => c.conn?.reconnect(false)}>
+              Reconnect
+            </button>
+          </div>
+        )}
+      </div>
+      {narrow.value && <KeysBar />}
+    </div>
+  );
+}
+
+interface Key {
+  label: string;
+  aria: string;
+  send: () => string;
+}
+
+const arrow = (ch: string) => () => {
+  const t = active.value?.term;
+  // Application cursor mode (DECCKM) changes what arrows send.
+  return t?.modes.applicationCursorKeysMode ? `\x1bO${ch}` : `\x1b[${ch}`;
+};
+
+const KEYS: Key[] = [
+  { label: '←', aria: 'Left', send: arrow('D') },
+  { label: '↑', aria: 'Up', send: arrow('A') },
+  { label: '↓', aria: 'Down', send: arrow('B') },
+  { label: '→', aria: 'Right', send: arrow('C') },
+  { label: '1', aria: '1', send: () => '1' },
+  { label: '2', aria: '2', send: () => '2' },
+  { label: '3', aria: '3', send: () => '3' },
+  { label: '⏎', aria: 'Enter', send: () => '\r' },
+];
+
+/** Special keys for phones; they keep the focus (and the soft keyboard) where it is. */
+export function KeysBar() {
+  const keep = (e: Event) => e.preventDefault();
+  return (
+    <div class="keys-bar" data-testid="keys-bar" role="toolbar" aria-label="Special keys">
+      <button type="button" class="key" aria-label="Escape" data-key="Escape" onPointerDown={keep} onMouseDown={keep} onClick={() => active.value?.send('\x1b')}>
+        Esc
+      </button>
+      <button type="button" class="key" aria-label="Tab" data-key="Tab" onPointerDown={keep} onMouseDown={keep} onClick={() => active.value?.send('\t')}>
+        Tab
+      </button>
+      <button
+        type="button"
+        class={`key key-ctrl${ctrlArmed.value ? ' armed' : ''}`}
+        aria-label="Control (applies to the next key)"
+        aria-pressed={ctrlArmed.value}
+        data-key="Ctrl"
+        onPointerDown={keep}
+        onMouseDown={keep}
+        onClick={() => (ctrlArmed.value = !ctrlArmed.value)}
+      >
+        Ctrl
+      </button>
+      {KEYS.map((k) => (
+        <button
+          key={k.aria}
+          type="button"
+          class="key"
+          aria-label={k.aria}
+          data-key={k.aria}
+          onPointerDown={keep}
+          onMouseDown={keep}
+          onClick={() => active.value?.send(k.send())}
+        >
+          {k.label}
+        </button>
+      ))}
+    </div>
+  );
+}

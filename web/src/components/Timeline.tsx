@@ -1,0 +1,386 @@
+import { Component } from 'preact';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, ApiError, errorText } from '../api';
+import { renderMarkdown } from '../markdown';
+import { narrow, now, toastError } from '../store';
+import type { Session, TimelineItem, ToolCall } from '../types';
+import { clock, debounce, parseTime, pretty, timeOfDay, toolSummary } from '../util';
+import { DiffView } from './Diff';
+
+function signature(it: TimelineItem): string {
+  const t = it.tool;
+  return `${it.kind}|${it.text?.length ?? 0}|${it.status ?? ''}|${t ? `${t.done}|${t.is_error}|${t.result?.length ?? 0}|${t.truncated}` : ''}`;
+}
+
+/** The readable view of a session's transcript, with the prompt box under it. */
+export function Timeline(props: { s: Session; visible: boolean }) {
+  const s = props.s;
+  const [items, setItems] = useState<TimelineItem[] | null>(null);
+  const [error, setError] = useState('');
+  const [newBelow, setNewBelow] = useState(false);
+  const version = useRef(-1);
+  const prev = useRef(new Map<string, { sig: string; item: TimelineItem }>());
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const abort = useRef<AbortController | null>(null);
+
+  const load = useMemo(
+    () => async () => {
+      abort.current?.abort();
+      const ac = new AbortController();
+      abort.current = ac;
+      try {
+        const tl = await api.timeline(s.id, ac.signal);
+        if (ac.signal.aborted) return;
+        setError('');
+        if (tl.version === version.current && version.current !== -1) return;
+        version.current = tl.version;
+        // Reuse unchanged items so their rows do not re-render.
+        const next = new Map<string, { sig: string; item: TimelineItem }>();
+        const list = (tl.items ?? []).map((it) => {
+          const sig = signature(it);
+          const old = prev.current.get(it.id);
+          const item = old && old.sig === sig ? old.item : it;
+          next.set(it.id, { sig, item });
+          return item;
+        });
+        prev.current = next;
+        setItems(list);
+      } catch (e) {
+        if ((e as Error).name === 'AbortError') return;
+        if (e instanceof ApiError && e.status === 404) setError('No timeline for this session.');
+        else setError(errorText(e));
+      }
+    },
+    [s.id],
+  );
+  const refetch = useMemo(() => debounce(() => void load(), 300), [load]);
+
+  // New session: start over.
+  useEffect(() => {
+    version.current = -1;
+    prev.current = new Map();
+    stick.current = true;
+    setItems(null);
+    setError('');
+    void load();
+    return () => {
+      refetch.cancel();
+      abort.current?.abort();
+    };
+  }, [s.id]);
+
+  // Every session event for this session (a new object in the store) may mean new items.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    refetch();
+  }, [s]);
+
+  // Back on the tab: catch up.
+  useEffect(() => {
+    if (props.visible && items !== null) refetch();
+  }, [props.visible]);
+
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el || !props.visible) return;
+    if (stick.current) {
+      el.scrollTop = el.scrollHeight;
+      setNewBelow(false);
+    } else {
+      setNewBelow(true);
+    }
+  }, [items, props.visible]);
+
+  const onScroll = () => {
+    const el = scroller.current;
+    if (!el) return;
+    const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+    stick.current = atBottom;
+    if (atBottom) setNewBelow(false);
+  };
+
+  const toBottom = () => {
+    const el = scroller.current;
+    if (!el) return;
+    stick.current = true;
+    el.scrollTop = el.scrollHeight;
+    setNewBelow(false);
+  };
+
+  return (
+    <div class="timeline-wrap" hidden={!props.visible}>
+      <div class="timeline" ref={scroller} onScroll={onScroll} data-testid="timeline" aria-live="off">
+        {items === null && !error && <div class="tl-empty">Loading the timeline…</div>}
+        {error && (
+          <div class="tl-empty tl-error" role="alert">
+            {error}{' '}
+            <button type="button" class="btn btn-small" onClick={() => void load()}>
+              Retry
+            </button>
+          </div>
+        )}
+        {items !== null && items.length === 0 && !error && (
+          <div class="tl-empty">
+            {s.kind === 'shell'
+              ? 'A plain shell has no conversation to show. What you type below goes to the shell.'
+              : 'Nothing here yet. Type a prompt below.'}
+          </div>
+        )}
+        {items?.map((it) => <Item key={it.id} item={it} />)}
+        <LiveTail s={s} />
+      </div>
+      {newBelow && (
+        <button type="button" class="btn btn-small jump" onClick={toBottom}>
+          ↓ New below
+        </button>
+      )}
+      <PromptBox s={s} />
+    </div>
+  );
+}
+
+function LiveTail(props: { s: Session }) {
+  const s = props.s;
+  if (s.status === 'busy') {
+    const since = parseTime(s.busy_since);
+    return (
+      <div class="tl-live" role="status">
+        <span class="spinner" aria-hidden="true" />
+        {s.compacting ? 'Compacting' : s.current_tool ? `Running ${s.current_tool}` : 'Working'}
+        {since > 0 && <span class="muted"> · {clock((now.value - since) / 1000)}</span>}
+      </div>
+    );
+  }
+  if (s.status === 'needs-input') {
+    return (
+      <div class="tl-live tl-live-needs" role="status">
+        Waiting for you (see the card above)
+      </div>
+    );
+  }
+  return null;
+}
+
+class Item extends Component<{ item: TimelineItem }> {
+  shouldComponentUpdate(next: { item: TimelineItem }) {
+    return next.item !== this.props.item;
+  }
+  render() {
+    const it = this.props.item;
+    const time = timeOfDay(it.time);
+    switch (it.kind) {
+      case 'prompt':
+        return (
+          <div class="tl-item tl-prompt" data-kind="prompt">
+            <div class="bubble">{it.text}</div>
+            {time && <div class="tl-time">{time}</div>}
+          </div>
+        );
+      case 'text':
+        return (
+          <div class="tl-item tl-text" data-kind="text">
+            <div class="md" dangerouslySetInnerHTML={{ __html: renderMarkdown(it.text ?? '') }} />
+          </div>
+        );
+      case 'thinking':
+        return (
+          <details class="tl-item tl-thinking" data-kind="thinking">
+            <summary>Thinking</summary>
+            <div class="md muted" dangerouslySetInnerHTML={{ __html: renderMarkdown(it.text ?? '') }} />
+          </details>
+        );
+      case 'tool':
+        return it.tool ? <ToolItem t={it.tool} /> : null;
+      case 'interrupt':
+        return (
+          <div class="tl-item tl-divider tl-interrupt" data-kind="interrupt" role="note">
+            <span>{interruptText(it.text)}</span>
+          </div>
+        );
+      case 'compaction':
+      case 'compact':
+        return (
+          <div class="tl-item tl-divider tl-compact" data-kind="compaction" role="note">
+            <span>Conversation compacted{it.text ? ` (${it.text})` : ''}</span>
+          </div>
+        );
+      case 'api_error':
+        return (
+          <div class="tl-item tl-api-error" data-kind="api_error" role="note">
+            <strong>API error{it.status ? ` ${it.status}` : ''}</strong>
+            {it.text && <div class="pre-wrap">{it.text}</div>}
+          </div>
+        );
+      case 'command':
+        return (
+          <div class="tl-item tl-command" data-kind="command">
+            <code>{it.text}</code>
+          </div>
+        );
+    }
+    return it.text ? (
+      <div class="tl-item tl-text" data-kind={it.kind}>
+        <div class="pre-wrap">{it.text}</div>
+      </div>
+    ) : null;
+  }
+}
+
+function ToolItem(props: { t: ToolCall }) {
+  const t = props.t;
+  const [open, setOpen] = useState(false);
+  const summary = toolSummary(t.name, t.input);
+  const edits = t.edits ?? [];
+  const state = !t.done ? 'running' : t.is_error ? 'error' : 'ok';
+  const firstErr = t.is_error && t.result ? t.result.split('\n').find((l) => l.trim()) ?? '' : '';
+  const id = `tool-${t.id}`;
+  return (
+    <div class={`tl-item tl-tool tool-${state}`} data-kind="tool" data-tool={t.name}>
+      <button type="button" class="tool-head" aria-expanded={open} aria-controls={id} onClick={() => setOpen(!open)}>
+        <span class={`tool-state ts-${state}`} aria-label={state === 'running' ? 'running' : state === 'error' ? 'failed' : 'done'}>
+          {state === 'running' ? <span class="spinner" /> : state === 'error' ? '✗' : '✓'}
+        </span>
+        <span class="tool-name">{t.name}</span>
+        <span class="tool-sum">{summary}</span>
+      </button>
+      {firstErr && !open && <div class="tool-err-line">{firstErr}</div>}
+      {edits.length > 0 && (
+        <div class="tool-edits">
+          {edits.map((e, i) => (
+            <DiffView key={i} edit={e} />
+          ))}
+        </div>
+      )}
+      {open && (
+        <div class="tool-body" id={id}>
+          <div class="tool-sec">Input</div>
+          <pre class="code-block">
+            <code>{t.name === 'Bash' && isCmd(t.input) ? (t.input as { command: string }).command : pretty(t.input ?? {})}</code>
+          </pre>
+          {t.done && (
+            <>
+              <div class="tool-sec">{t.is_error ? 'Error' : 'Result'}</div>
+              <pre class={`code-block${t.is_error ? ' is-error' : ''}`}>
+                <code>{t.result || '(empty)'}</code>
+              </pre>
+              {t.truncated && <div class="muted small">Result cut at 64 KiB; the full text is in the transcript.</div>}
+            </>
+          )}
+          {!t.done && <div class="muted small">Still running…</div>}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function interruptText(t: string | undefined): string {
+  if (!t) return 'Interrupted by user';
+  const m = /^\[Request interrupted by user([^\]]*)\]/.exec(t.trim());
+  return m ? `Interrupted by user${m[1] ?? ''}` : t;
+}
+
+function isCmd(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && typeof (v as { command?: unknown }).command === 'string';
+}
+
+export function PromptBox(props: { s: Session }) {
+  const s = props.s;
+  const [text, setText] = useState('');
+  const [sending, setSending] = useState(false);
+  const ta = useRef<HTMLTextAreaElement>(null);
+  const exited = s.status === 'exited';
+  const reason = exited
+    ? 'Claude has exited in this session: nothing reads prompts now (use the terminal).'
+    : '';
+
+  // Keep a draft per session.
+  useEffect(() => {
+    setText(sessionStorage.getItem(`draft:${s.id}`) ?? '');
+  }, [s.id]);
+  useEffect(() => {
+    if (text) sessionStorage.setItem(`draft:${s.id}`, text);
+    else sessionStorage.removeItem(`draft:${s.id}`);
+    const el = ta.current;
+    if (el) {
+      el.style.height = 'auto';
+      el.style.height = Math.min(el.scrollHeight, 200) + 'px';
+    }
+  }, [text]);
+
+  const send = () => {
+    const t = text;
+    if (!t.trim() || sending || exited) return;
+    setSending(true);
+    api
+      .input(s.id, t, true)
+      .then(() => setText(''))
+      .catch(toastError('Sending failed'))
+      .finally(() => {
+        setSending(false);
+        ta.current?.focus();
+      });
+  };
+
+  return (
+    <form
+      class="prompt-box"
+      data-testid="prompt-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        send();
+      }}
+    >
+      <div class="prompt-row">
+        {s.status === 'busy' && (
+          <button
+            type="button"
+            class="btn btn-ghost interrupt"
+            title="Interrupt: press Escape in the session"
+            aria-label="Interrupt (Esc)"
+            onClick={() => api.keys(s.id, ['Escape']).catch(toastError('Interrupt failed'))}
+          >
+            Esc
+          </button>
+        )}
+        <textarea
+          ref={ta}
+          data-testid="prompt-box"
+          rows={1}
+          value={text}
+          disabled={exited}
+          aria-label={`Prompt for ${s.name}`}
+          aria-describedby={exited ? 'prompt-reason' : undefined}
+          placeholder={
+            exited
+              ? 'Session exited'
+              : s.kind === 'shell'
+                ? 'Type a command…'
+                : narrow.value
+                  ? 'Message Claude…'
+                  : 'Message Claude… (Enter sends, Shift+Enter for a new line)'
+          }
+          onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+              e.preventDefault();
+              send();
+            }
+          }}
+        />
+        <button type="submit" class="btn btn-primary send-btn" disabled={exited || sending || !text.trim()} aria-label="Send">
+          {sending ? '…' : 'Send'}
+        </button>
+      </div>
+      {exited && (
+        <div id="prompt-reason" class="prompt-reason">
+          {reason}
+        </div>
+      )}
+    </form>
+  );
+}

@@ -1,0 +1,260 @@
+// The events WebSocket (docs/web-protocol.md): snapshot, session, removed,
+// resync; ?since= on reconnect; a gap or a resync reconnects for a snapshot;
+// 45 s of silence (the server pings every 15 s) reconnects.
+
+import { batch } from '@preact/signals';
+import { api, ApiError, wsURL } from './api';
+import { notifyEvent } from './notify';
+import {
+  addNotification,
+  auth,
+  conn,
+  connSince,
+  lastSeq,
+  onSessionEvent,
+  passwordSet,
+  removeSession,
+  sessionsById,
+  setSnapshot,
+  upsertSession,
+} from './store';
+import type { CorralEvent, Session } from './types';
+import { parseTime } from './util';
+
+const SILENCE_MS = 45_000;
+const BACKOFF_MIN = 500;
+const BACKOFF_MAX = 15_000;
+
+export class EventsClient {
+  socket: WebSocket | null = null;
+  /** The last seq applied; 0 = none (the next connection asks for a snapshot). */
+  seq = 0;
+  attempts = 0;
+  /** Counters, for tests and the connection indicator. */
+  connects = 0;
+  gaps = 0;
+  private opened = false;
+  private stopped = true;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private silenceTimer: ReturnType<typeof setTimeout> | undefined;
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.connect();
+    window.addEventListener('online', this.kick);
+    document.addEventListener('visibilitychange', this.kick);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.silenceTimer);
+    window.removeEventListener('online', this.kick);
+    document.removeEventListener('visibilitychange', this.kick);
+    const ws = this.socket;
+    this.socket = null;
+    if (ws) ws.close(1000);
+  }
+
+  /** Drop the connection and reconnect at once (with ?since= unless fresh). */
+  reconnect(fresh = false): void {
+    if (fresh) this.setSeq(0);
+    const ws = this.socket;
+    this.socket = null;
+    if (ws) {
+      try {
+        ws.close(4000, 'reconnect');
+      } catch {
+        /* already closed */
+      }
+    }
+    clearTimeout(this.retryTimer);
+    if (!this.stopped) this.connect();
+  }
+
+  private kick = () => {
+    if (this.stopped || document.visibilityState !== 'visible') return;
+    if (!this.socket || this.socket.readyState > WebSocket.OPEN) {
+      clearTimeout(this.retryTimer);
+      this.connect();
+    }
+  };
+
+  private setSeq(n: number): void {
+    this.seq = n;
+    lastSeq.value = n;
+  }
+
+  private connect(): void {
+    clearTimeout(this.retryTimer);
+    const url = wsURL('/api/v1/ws/events' + (this.seq ? `?since=${this.seq}` : ''));
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(url);
+    } catch {
+      this.scheduleRetry();
+      return;
+    }
+    this.socket = ws;
+    this.opened = false;
+    if (conn.value === 'open') {
+      conn.value = 'reconnecting';
+      connSince.value = Date.now();
+    }
+    ws.onopen = () => {
+      if (this.socket !== ws) return;
+      this.opened = true;
+      this.connects++;
+      this.attempts = 0;
+      this.armSilence();
+      batch(() => {
+        conn.value = 'open';
+        connSince.value = Date.now();
+      });
+    };
+    ws.onmessage = (m) => {
+      if (this.socket !== ws) return;
+      this.armSilence();
+      if (typeof m.data !== 'string') return;
+      let ev: CorralEvent;
+      try {
+        ev = JSON.parse(m.data) as CorralEvent;
+      } catch {
+        return;
+      }
+      this.handle(ev);
+    };
+    ws.onclose = () => {
+      if (this.socket !== ws) return;
+      this.socket = null;
+      clearTimeout(this.silenceTimer);
+      if (this.stopped) return;
+      if (conn.value === 'open' || conn.value === 'connecting') {
+        conn.value = 'reconnecting';
+        connSince.value = Date.now();
+      }
+      if (!this.opened) {
+        // The upgrade failed: maybe we are logged out (a WebSocket cannot see the 401).
+        this.checkAuth();
+      } else {
+        this.scheduleRetry();
+      }
+    };
+    ws.onerror = () => {
+      /* onclose follows */
+    };
+  }
+
+  private checkAuth(): void {
+    api.me().then(
+      () => this.scheduleRetry(),
+      (e) => {
+        if (e instanceof ApiError && e.status === 401) {
+          const b = e.body as { password_set?: boolean } | undefined;
+          passwordSet.value = typeof b?.password_set === 'boolean' ? b.password_set : null;
+          auth.value = 'login';
+          this.stop();
+        } else {
+          this.scheduleRetry();
+        }
+      },
+    );
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped) return;
+    clearTimeout(this.retryTimer);
+    const base = Math.min(BACKOFF_MAX, BACKOFF_MIN * 2 ** this.attempts);
+    this.attempts++;
+    const delay = base / 2 + Math.random() * (base / 2);
+    this.retryTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  private armSilence(): void {
+    clearTimeout(this.silenceTimer);
+    this.silenceTimer = setTimeout(() => {
+      // Heard nothing for 45 s: the connection is dead even if the socket does not know.
+      this.reconnect();
+    }, SILENCE_MS);
+  }
+
+  private handle(ev: CorralEvent): void {
+    switch (ev.type) {
+      case 'ping':
+        return;
+      case 'resync':
+        // We fell behind: start over from a snapshot.
+        this.gaps++;
+        this.reconnect(true);
+        return;
+      case 'snapshot':
+        setSnapshot(ev.sessions ?? []);
+        if (typeof ev.seq === 'number') this.setSeq(ev.seq);
+        return;
+    }
+    if (typeof ev.seq === 'number') {
+      if (this.seq && ev.seq <= this.seq) return; // already applied (replay overlap)
+      if (this.seq && ev.seq !== this.seq + 1) {
+        // Missed something: reconnect for a snapshot.
+        this.gaps++;
+        this.reconnect(true);
+        return;
+      }
+      this.setSeq(ev.seq);
+    }
+    switch (ev.type) {
+      case 'session': {
+        const s = ev.session;
+        if (!s) return;
+        const before = sessionsById.value[s.id];
+        upsertSession(s);
+        onSessionEvent(s);
+        if (ev.notify) this.notify(ev, s, before);
+        return;
+      }
+      case 'removed':
+        if (ev.id) removeSession(ev.id);
+        return;
+    }
+  }
+
+  private notify(ev: CorralEvent, s: Session, _before: Session | undefined): void {
+    const reason = s.status === 'needs-input' ? 'needs-input' : s.status === 'review' ? 'review' : s.status;
+    const message = notificationText(s);
+    addNotification({
+      seq: ev.seq ?? 0,
+      time: ev.time || new Date().toISOString(),
+      session_id: s.id,
+      session_name: s.name,
+      reason,
+      message,
+      live: true,
+    });
+    // Replays after a reconnect may carry old news: alert only on fresh ones.
+    const t = parseTime(ev.time);
+    if (!t || Date.now() - t < 5 * 60_000) notifyEvent(s, message);
+  }
+}
+
+export function notificationText(s: Session): string {
+  if (s.status === 'needs-input') {
+    const w = s.waiting_for;
+    let what = '';
+    if (w) {
+      if (w.kind === 'question') {
+        const input = w.input as { questions?: { question?: string }[] } | undefined;
+        what = input?.questions?.[0]?.question || w.message || 'a question';
+      } else {
+        what = w.tool || w.message || w.kind;
+      }
+    }
+    return what ? `${s.name} needs you: ${what}` : `${s.name} needs you`;
+  }
+  if (s.status === 'review') {
+    return s.error ? `${s.name} stopped: ${s.error_message || s.error}` : `${s.name} finished`;
+  }
+  return `${s.name}: ${s.status}`;
+}
+
+export const events = new EventsClient();

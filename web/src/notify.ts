@@ -1,0 +1,168 @@
+// Desktop notifications (while the page is open), the service worker and Web Push.
+
+import { signal } from '@preact/signals';
+import { api } from './api';
+import { config, openSession, selectedId } from './store';
+import type { Session } from './types';
+
+export type PermissionState = NotificationPermission | 'unsupported';
+
+export const notifPermission = signal<PermissionState>(
+  typeof Notification === 'undefined' ? 'unsupported' : Notification.permission,
+);
+
+export const pushSupported =
+  typeof navigator !== 'undefined' &&
+  'serviceWorker' in navigator &&
+  typeof window !== 'undefined' &&
+  'PushManager' in window &&
+  typeof Notification !== 'undefined';
+
+/** Whether this browser holds a push subscription (null: not known yet). */
+export const pushEnabled = signal<boolean | null>(null);
+
+let registration: Promise<ServiceWorkerRegistration | null> | null = null;
+
+/** Register /sw.js at the root scope (once). Registration alone asks for nothing. */
+export function registerSW(): Promise<ServiceWorkerRegistration | null> {
+  if (!('serviceWorker' in navigator)) return Promise.resolve(null);
+  if (!registration) {
+    registration = navigator.serviceWorker
+      .register('/sw.js', { scope: '/' })
+      .then(async (r) => {
+        navigator.serviceWorker.addEventListener('message', onSWMessage);
+        try {
+          const sub = await r.pushManager?.getSubscription();
+          pushEnabled.value = !!sub;
+        } catch {
+          pushEnabled.value = false;
+        }
+        return r;
+      })
+      .catch(() => {
+        registration = null;
+        pushEnabled.value = false;
+        return null;
+      });
+  }
+  return registration;
+}
+
+function onSWMessage(e: MessageEvent): void {
+  const d = e.data as { type?: string; session_id?: string } | null;
+  if (d && d.type === 'open' && d.session_id) openSession(d.session_id);
+}
+
+export async function requestNotificationPermission(): Promise<PermissionState> {
+  if (typeof Notification === 'undefined') return 'unsupported';
+  const p = await Notification.requestPermission();
+  notifPermission.value = p;
+  return p;
+}
+
+/** Show a desktop notification for an event with notify: true. */
+export function notifyEvent(s: Session, body: string): void {
+  if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
+  const looking = document.visibilityState === 'visible' && document.hasFocus();
+  // The person is looking at this very session: no need to interrupt.
+  if (looking && selectedId.value === s.id) return;
+  // With push on, the service worker shows the push unless a page is focused (sw.ts).
+  if (!looking && pushEnabled.value) return;
+  const title = s.device ? `${s.name} — ${s.device}` : s.name;
+  try {
+    const n = new Notification(title, {
+      body,
+      tag: `corral-${s.id}`,
+      icon: '/icon-192.png',
+      badge: '/icon-192.png',
+    });
+    n.onclick = () => {
+      window.focus();
+      openSession(s.id);
+      n.close();
+    };
+  } catch {
+    // Some browsers (Android Chrome) only allow notifications from the service worker.
+    registerSW().then((r) =>
+      r?.showNotification(title, {
+        body,
+        tag: `corral-${s.id}`,
+        icon: '/icon-192.png',
+        data: { session_id: s.id, url: `/#/s/${encodeURIComponent(s.id)}` },
+      }),
+    );
+  }
+}
+
+/** base64url → bytes, for applicationServerKey. */
+export function b64urlToBytes(s: string): Uint8Array<ArrayBuffer> {
+  const pad = '='.repeat((4 - (s.length % 4)) % 4);
+  const b64 = (s + pad).replace(/-/g, '+').replace(/_/g, '/');
+  const raw = atob(b64);
+  const out = new Uint8Array(new ArrayBuffer(raw.length));
+  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+  return out;
+}
+
+export async function enablePush(): Promise<void> {
+  if (!pushSupported) throw new Error('this browser has no Web Push');
+  const perm = await requestNotificationPermission();
+  if (perm !== 'granted') throw new Error('notifications are not allowed for this site');
+  const cfg = config.value.vapid_public_key ? config.value : await api.config();
+  if (!cfg.vapid_public_key) throw new Error('the server has no VAPID key');
+  const reg = await registerSW();
+  if (!reg) throw new Error('the service worker did not register');
+  await withTimeout(navigator.serviceWorker.ready, 10_000, 'the service worker did not start');
+  let sub = await reg.pushManager.getSubscription();
+  const key = b64urlToBytes(cfg.vapid_public_key);
+  if (sub) {
+    // A subscription made with another key cannot be reused.
+    const old = sub.options.applicationServerKey;
+    if (old && !sameBytes(new Uint8Array(old), key)) {
+      await sub.unsubscribe();
+      sub = null;
+    }
+  }
+  if (!sub) {
+    sub = await withTimeout(
+      reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }),
+      20_000,
+      "the browser's push service did not answer",
+    );
+  }
+  await api.pushSubscribe(sub.toJSON());
+  pushEnabled.value = true;
+}
+
+export async function disablePush(): Promise<void> {
+  const reg = await registerSW();
+  const sub = await reg?.pushManager.getSubscription();
+  if (sub) {
+    const endpoint = sub.endpoint;
+    await sub.unsubscribe();
+    await api.pushUnsubscribe(endpoint);
+  }
+  pushEnabled.value = false;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(what)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,168 @@
+// Wire types of the HTTP+JSON API (internal/api/types.go, docs/api.md,
+// docs/web-protocol.md). Fields the server may omit are optional.
+
+export type Status =
+  | 'starting'
+  | 'idle'
+  | 'busy'
+  | 'needs-input'
+  | 'review'
+  | 'unknown'
+  | 'exited';
+
+export type Kind = 'claude' | 'shell' | 'external';
+
+export interface Option {
+  label: string;
+  keys: string[];
+}
+
+export interface Waiting {
+  /** "permission", "question" or "elicitation". */
+  kind: string;
+  tool?: string;
+  input?: unknown;
+  message?: string;
+  suggestions?: unknown;
+  options?: Option[] | null;
+}
+
+export interface Usage {
+  model?: string;
+  model_name?: string;
+  context_percent?: number;
+  context_size?: number;
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_tokens?: number;
+  cache_creation_tokens?: number;
+  cost_usd?: number;
+  rate_limits?: unknown;
+}
+
+export interface Session {
+  id: string;
+  device?: string;
+  name: string;
+  dir: string;
+  kind: Kind | string;
+  status: Status | string;
+  claude_session_id?: string;
+  current_tool?: string;
+  waiting_for?: Waiting | null;
+  error?: string;
+  error_message?: string;
+  compacting?: boolean;
+  busy_since?: string;
+  last_message?: string;
+  last_prompt?: string;
+  usage?: Usage;
+  claude_pid?: number;
+  transcript_path?: string;
+  args?: string[];
+  created_at: string;
+  updated_at?: string;
+}
+
+export type EventType = 'snapshot' | 'session' | 'removed' | 'resync' | 'ping';
+
+export interface CorralEvent {
+  seq?: number;
+  type: EventType | string;
+  time?: string;
+  session?: Session;
+  sessions?: Session[];
+  id?: string;
+  prev?: string;
+  notify?: boolean;
+}
+
+export interface DirEntry {
+  name: string;
+  path: string;
+  is_dir: boolean;
+}
+
+export interface DirListing {
+  path: string;
+  parent?: string;
+  entries: DirEntry[] | null;
+}
+
+export interface Resumable {
+  id: string;
+  first_prompt: string;
+  last_prompt?: string;
+  last_activity: string;
+  size: number;
+  path: string;
+}
+
+export interface FileEdit {
+  path: string;
+  old: string;
+  new: string;
+  replace_all?: boolean;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  input?: unknown;
+  done: boolean;
+  result?: string;
+  is_error?: boolean;
+  truncated?: boolean;
+  edits?: FileEdit[] | null;
+}
+
+export interface TimelineItem {
+  id: string;
+  time?: string;
+  /** prompt, text, thinking, tool, interrupt, compaction (or compact), api_error, command */
+  kind: string;
+  text?: string;
+  status?: number;
+  tool?: ToolCall | null;
+}
+
+export interface Timeline {
+  items: TimelineItem[] | null;
+  version: number;
+}
+
+export interface WebConfig {
+  vapid_public_key?: string;
+  version?: string;
+  webhook_url?: string;
+  hostname?: string;
+  /** Not in docs/web-protocol.md: used to shorten directories with ~ when present. */
+  home?: string;
+}
+
+export interface NotificationEntry {
+  seq: number;
+  time: string;
+  session_id: string;
+  session_name: string;
+  reason: string;
+  message: string;
+  /** Client side: came from a live event on this page. */
+  live?: boolean;
+}
+
+export interface AuthMe {
+  authenticated?: boolean;
+  password_set?: boolean;
+}
+
+export interface CreateRequest {
+  dir: string;
+  name?: string;
+  resume?: string;
+  shell?: boolean;
+  args?: string[];
+  cols?: number;
+  rows?: number;
+  device?: string;
+}
