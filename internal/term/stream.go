@@ -43,6 +43,24 @@ var ErrGap = errors.New("term: output no longer available")
 // ErrClosed says the stream ended (the attach command exited).
 var ErrClosed = errors.New("term: stream closed")
 
+// ErrRedraw says the stream held its producer back (the viewer was
+// slower than the output), so the terminal program may have drawn only the
+// latest screen and skipped lines: now that the output is quiet, the viewer
+// should start a fresh stream, whose scrollback is complete.
+var ErrRedraw = errors.New("term: viewer fell behind; redraw")
+
+// quietBeforeRedraw is how long output must pause before a lagged viewer
+// is redrawn: a redraw in the middle of a flood would only lag again.
+const quietBeforeRedraw = 300 * time.Millisecond
+
+// How a viewer misses lines: when output scrolls faster than tmux flushes
+// to a client, tmux scrolls the whole screen at once and draws only the
+// newest lines; what scrolled through in between never reaches the client.
+// corral's tmux config removes the terminal's multi-line scroll (indn),
+// which xterm.js does not keep in scrollback, so tmux scrolls with one
+// newline per line and such a skip shows as a run of at least a screen's
+// height of newlines. Seen in a stream, it calls for a redraw.
+
 // Stream is one attached terminal.
 type Stream struct {
 	ID string
@@ -57,7 +75,14 @@ type Stream struct {
 	taken   uint64 // highest offset handed to the viewer
 	closed  bool
 	exitErr error
-	wake    chan struct{} // closed and replaced whenever the state changes
+	// lagged: the producer waited for the viewer, or tmux skipped lines,
+	// since the last redraw.
+	lagged bool
+	// rows is the terminal's height; lfRun counts the newlines in a row at
+	// the end of the output so far.
+	rows  int
+	lfRun int
+	wake  chan struct{} // closed and replaced whenever the state changes
 	// attached counts viewers reading now; idleSince is when the last one
 	// left, for the registry's grace period.
 	attached  int
@@ -90,9 +115,11 @@ func Start(opts Options) (*Stream, error) {
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	s := &Stream{ID: hex.EncodeToString(id[:]), cmd: cmd, pty: ptmx, ring: make([]byte, RingSize), wake: make(chan struct{})}
+	s := &Stream{ID: hex.EncodeToString(id[:]), cmd: cmd, pty: ptmx, ring: make([]byte, RingSize), wake: make(chan struct{}), rows: rows}
 	if len(opts.Prefill) > 0 {
 		s.appendLocked(opts.Prefill)
+		// The scrollback ends with newlines that push it up: by design.
+		s.lagged, s.lfRun = false, 0
 	}
 	go s.pump()
 	return s, nil
@@ -120,6 +147,18 @@ func (s *Stream) appendLocked(p []byte) {
 		s.end += uint64(len(p) - RingSize)
 		p = p[len(p)-RingSize:]
 	}
+	for _, b := range p {
+		switch b {
+		case '\n':
+			s.lfRun++
+			if s.lfRun >= s.rows {
+				s.lagged = true
+			}
+		case '\r':
+		default:
+			s.lfRun = 0
+		}
+	}
 	for len(p) > 0 {
 		i := int(s.end % RingSize)
 		n := copy(s.ring[i:], p)
@@ -139,6 +178,7 @@ func (s *Stream) pump() {
 	for {
 		s.mu.Lock()
 		for !s.closed && s.end-s.taken >= Window {
+			s.lagged = true
 			w := s.wake
 			s.mu.Unlock()
 			<-w
@@ -202,9 +242,20 @@ func (s *Stream) Read(ctx context.Context, offset uint64, max int) ([]byte, erro
 			return nil, ErrClosed
 		}
 		w := s.wake
+		var quiet <-chan time.Time
+		if s.lagged {
+			quiet = time.After(quietBeforeRedraw)
+		}
 		s.mu.Unlock()
 		select {
 		case <-w:
+		case <-quiet:
+			s.mu.Lock()
+			if s.lagged && offset == s.end {
+				s.lagged = false
+				return nil, ErrRedraw
+			}
+			continue
 		case <-ctx.Done():
 			s.mu.Lock()
 			return nil, ctx.Err()
@@ -228,6 +279,9 @@ func (s *Stream) Write(p []byte) (int, error) {
 // Resize changes the terminal's size.
 func (s *Stream) Resize(cols, rows int) error {
 	cols, rows = clampSize(cols, rows)
+	s.mu.Lock()
+	s.rows = rows
+	s.mu.Unlock()
 	return pty.Setsize(s.pty, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 }
 

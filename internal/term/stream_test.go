@@ -172,3 +172,38 @@ func TestRegistryGrace(t *testing.T) {
 		t.Fatal("swept stream not closed")
 	}
 }
+
+// TestRedrawAfterSkip: a run of a screen's height of newlines is how tmux
+// skips lines it could not flush in time; the viewer is then told to redraw,
+// once the output is quiet. Ordinary output is not.
+func TestRedrawAfterSkip(t *testing.T) {
+	s, err := Start(Options{Argv: []string{"/bin/sh", "-c", "echo small; echo; echo; sleep 1; printf 'x\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n'; echo DONE; sleep 30"},
+		Env: []string{"PATH=/bin:/usr/bin"}, Rows: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var off uint64
+	var all []byte
+	redraws := 0
+	for !bytes.Contains(all, []byte("DONE")) || redraws == 0 {
+		b, err := s.Read(ctx, off, 64<<10)
+		if errors.Is(err, ErrRedraw) {
+			redraws++
+			if !bytes.Contains(all, []byte("DONE")) {
+				t.Fatalf("redraw asked for before the skip (have %q)", all)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("read: %v (redraws %d)", err, redraws)
+		}
+		off += uint64(len(b))
+		all = append(all, b...)
+	}
+	if redraws != 1 {
+		t.Fatalf("redraws %d", redraws)
+	}
+}

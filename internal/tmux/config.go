@@ -31,8 +31,9 @@ set -g status off
 # xterm.js, a person's terminal) instead of entering tmux's copy mode.
 set -g mouse off
 # No alternate screen in attached terminals, so lines that scroll off the
-# top land in the viewer's scrollback.
-set -ga terminal-overrides ",*:smcup@:rmcup@"
+# top land in the viewer's scrollback; and no multi-line scroll (indn),
+# which xterm.js does not keep in scrollback: one newline per line.
+set -ga terminal-overrides ",*:smcup@:rmcup@:indn@"
 set -g history-limit 50000
 # Pass the pane title (Claude sets one) through to attached terminals.
 set -g set-titles on

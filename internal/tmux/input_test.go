@@ -99,7 +99,7 @@ func TestSendTextToCat(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once echoed by the terminal, once printed by cat.
-	waitFor(t, 5*time.Second, func() (bool, string) {
+	waitFor(t, 20*time.Second, func() (bool, string) {
 		screen, err := s.Capture(t.Context(), "cat", CaptureOptions{})
 		return err == nil && strings.Count(screen, text+"\n") == 2, screen
 	})
@@ -166,7 +166,7 @@ func TestCapture(t *testing.T) {
 		Argv: []string{"sh", "-c", `seq 1 300; printf '\033[31mRED\033[0m plain\n'; printf '%0100d\n' 0; echo DONE; exec sleep 1000`},
 	})
 	var screen string
-	waitFor(t, 5*time.Second, func() (bool, string) {
+	waitFor(t, 20*time.Second, func() (bool, string) {
 		var err error
 		screen, err = s.Capture(ctx, "cap", CaptureOptions{})
 		return err == nil && strings.Contains(screen, "DONE"), screen
@@ -210,7 +210,7 @@ func TestTitleAndCursor(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
 	newSession(t, s, NewSessionOptions{Name: "t", Argv: []string{"sh", "-c", `printf '\033]2;my title\033\\abc'; exec sleep 1000`}})
-	waitFor(t, 5*time.Second, func() (bool, string) {
+	waitFor(t, 20*time.Second, func() (bool, string) {
 		p, err := s.PaneInfo(t.Context(), "t")
 		return err == nil && p.Title == "my title" && p.CursorX == 3 && p.CursorY == 0, p.Title
 	})
@@ -259,7 +259,7 @@ func TestResizeAndAttach(t *testing.T) {
 		tty.Close()
 		<-drained
 	})
-	waitFor(t, 5*time.Second, func() (bool, string) {
+	waitFor(t, 20*time.Second, func() (bool, string) {
 		l, err := s.ListSessions(ctx)
 		return err == nil && len(l) == 1 && l[0].Attached == 1 && l[0].Width == 120 && l[0].Height == 40, spewSessions(l, err)
 	})
@@ -267,7 +267,7 @@ func TestResizeAndAttach(t *testing.T) {
 	if err := s.Resize(ctx, "r", 60, 20); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, func() (bool, string) {
+	waitFor(t, 20*time.Second, func() (bool, string) {
 		p, err := s.PaneInfo(ctx, "r")
 		return err == nil && p.Width == 120 && p.Height == 40, "size stays pinned"
 	})
@@ -275,7 +275,7 @@ func TestResizeAndAttach(t *testing.T) {
 		t.Fatal(err)
 	}
 	detached = true
-	waitFor(t, 5*time.Second, func() (bool, string) {
+	waitFor(t, 20*time.Second, func() (bool, string) {
 		l, err := s.ListSessions(ctx)
 		return err == nil && len(l) == 1 && l[0].Attached == 0, spewSessions(l, err)
 	})

@@ -22,7 +22,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Errorf("NewSession pane = %+v", p)
 	}
 	// The pane process is tmux's fork until it execs.
-	waitFor(t, 5*time.Second, func() (bool, string) {
+	waitFor(t, 20*time.Second, func() (bool, string) {
 		comm, _ := os.ReadFile("/proc/" + itoa(p.PID) + "/comm")
 		return strings.TrimSpace(string(comm)) == "sleep", "pane process runs " + string(comm)
 	})
@@ -30,7 +30,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Errorf("HasSession = %v, %v", ok, err)
 	}
 	var si SessionInfo
-	waitFor(t, 5*time.Second, func() (bool, string) {
+	waitFor(t, 20*time.Second, func() (bool, string) {
 		list, err := s.ListSessions(ctx)
 		if err != nil || len(list) != 1 {
 			return false, spewSessions(list, err)
@@ -61,7 +61,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Errorf("ListSessions after kill = %+v, %v", list, err)
 	}
 	if _, err := os.Stat("/proc/" + itoa(p.PID)); err == nil {
-		waitFor(t, 5*time.Second, func() (bool, string) {
+		waitFor(t, 20*time.Second, func() (bool, string) {
 			st, err := os.ReadFile("/proc/" + itoa(p.PID) + "/stat")
 			return err != nil || strings.Contains(string(st), ") Z "), "pane process still alive"
 		})
@@ -269,7 +269,7 @@ func TestSingleArgvNotShellSplit(t *testing.T) {
 		t.Errorf("marker = %q", got)
 	}
 	// The wrapper shell exec'd the program: the pane process is it.
-	waitFor(t, 5*time.Second, func() (bool, string) {
+	waitFor(t, 20*time.Second, func() (bool, string) {
 		q, err := s.PaneInfo(t.Context(), p.ID)
 		return err == nil && q.Command == "sleep" && q.PID == p.PID, q.Command
 	})
@@ -305,7 +305,7 @@ func TestRemainOnExit(t *testing.T) {
 	s := newServer(t)
 	ctx := t.Context()
 	newSession(t, s, NewSessionOptions{Name: "stays", Argv: []string{"sh", "-c", "exit 3"}, RemainOnExit: true})
-	waitFor(t, 5*time.Second, func() (bool, string) {
+	waitFor(t, 20*time.Second, func() (bool, string) {
 		p, err := s.PaneInfo(ctx, "stays")
 		return err == nil && p.Dead && p.DeadStatus == 3, "pane not dead yet"
 	})
@@ -315,7 +315,7 @@ func TestRemainOnExit(t *testing.T) {
 	}
 
 	newSession(t, s, NewSessionOptions{Name: "goes", Argv: []string{"sh", "-c", "exit 0"}})
-	waitFor(t, 5*time.Second, func() (bool, string) {
+	waitFor(t, 20*time.Second, func() (bool, string) {
 		ok, err := s.HasSession(ctx, "goes")
 		return !ok && err == nil, "session without remain-on-exit still there"
 	})

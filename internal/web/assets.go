@@ -20,7 +20,10 @@ import (
 //go:embed all:dist
 var dist embed.FS
 
-var errClosed = term.ErrClosed
+var (
+	errClosed = term.ErrClosed
+	errRedraw = term.ErrRedraw
+)
 
 // asset is one file of the UI, ready to serve.
 type asset struct {

@@ -26,6 +26,7 @@ import (
 // Terminal is one viewer's attached terminal (see term.Stream).
 type Terminal interface {
 	StreamID() string
+	Close() error
 	Read(ctx context.Context, offset uint64, max int) ([]byte, error)
 	Write(p []byte) (int, error)
 	Resize(cols, rows int) error

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -129,7 +130,7 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 	defer c.CloseNow()
 	c.SetReadLimit(maxInputFrame + 16)
 	t.Attach()
-	defer t.Detach()
+	defer func() { t.Detach() }()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 
@@ -145,6 +146,16 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	// The terminal can be replaced by a fresh one (a redraw): input goes to
+	// whichever is current.
+	var mu sync.Mutex
+	size := [2]int{cols, rows}
+	current := func() Terminal {
+		mu.Lock()
+		defer mu.Unlock()
+		return t
+	}
+
 	// Input: keystrokes, resizes and pings from the browser.
 	go func() {
 		defer cancel()
@@ -158,12 +169,16 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 			}
 			switch b[0] {
 			case FrameInput:
-				if _, err := t.Write(b[1:]); err != nil {
+				if _, err := current().Write(b[1:]); err != nil {
 					return
 				}
 			case FrameResize:
 				if len(b) == 5 {
-					t.Resize(int(binary.BigEndian.Uint16(b[1:3])), int(binary.BigEndian.Uint16(b[3:5])))
+					cc, rr := int(binary.BigEndian.Uint16(b[1:3])), int(binary.BigEndian.Uint16(b[3:5]))
+					mu.Lock()
+					size = [2]int{cc, rr}
+					mu.Unlock()
+					current().Resize(cc, rr)
 				}
 			case FramePing:
 				if write([]byte{FramePong}) != nil {
@@ -178,6 +193,30 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 	off := from
 	for {
 		data, err := t.Read(ctx, off, outputChunk)
+		if errors.Is(err, errRedraw) {
+			// The viewer fell behind a flood and may have missed lines:
+			// replace its terminal with a fresh one (complete scrollback,
+			// then the live screen).
+			mu.Lock()
+			cols, rows := size[0], size[1]
+			mu.Unlock()
+			next, _, _, oerr := s.b.OpenTerminal(ctx, r.PathValue("id"), cols, rows, "", 0)
+			if oerr != nil {
+				err = oerr
+			} else {
+				t.Detach()
+				t.Close()
+				next.Attach()
+				mu.Lock()
+				t = next
+				mu.Unlock()
+				off = 0
+				if write(append([]byte{FrameHello}, next.StreamID()...)) != nil || write([]byte{FrameReset}) != nil {
+					return
+				}
+				continue
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,22 +64,25 @@ type harness struct {
 	env     []string
 	c       *client.Client
 
-	serve    *exec.Cmd
-	serveLog *bytes.Buffer
-	rec      *recorder
+	serve     *exec.Cmd
+	serveLog  *bytes.Buffer
+	serveArgs []string
+	rec       *recorder
 }
 
 type harnessOptions struct {
 	fake fakeapi.Options
 	// extraEnv is added to corral serve's environment.
 	extraEnv []string
+	// serveArgs are extra flags of corral serve.
+	serveArgs []string
 }
 
 func newHarness(t *testing.T, opts harnessOptions) *harness {
 	t.Helper()
 	claudeenv.RequireTmux(t)
 	claudeenv.RequireClaude(t)
-	h := &harness{t: t}
+	h := &harness{t: t, serveArgs: opts.serveArgs}
 	h.proj = mkdirTemp(t, "corral-proj-")
 	if opts.fake.ToolDir == "" {
 		opts.fake.ToolDir = h.proj
@@ -122,7 +126,7 @@ func mkdirTemp(t *testing.T, prefix string) string {
 func (h *harness) startServe() {
 	h.t.Helper()
 	// The dashboard on a port of its own: tests run side by side.
-	cmd := exec.Command(corralBin, "serve", "--log-level", "debug", "--listen", "127.0.0.1:0")
+	cmd := exec.Command(corralBin, append([]string{"serve", "--log-level", "debug", "--listen", "127.0.0.1:0"}, h.serveArgs...)...)
 	cmd.Env = h.env
 	cmd.Dir = h.proj
 	if h.serveLog == nil {
@@ -438,4 +442,26 @@ func execCorral(h *harness, args ...string) *exec.Cmd {
 	cmd.Env = h.env
 	cmd.Dir = h.proj
 	return cmd
+}
+
+// webURL is the login URL corral serve printed.
+func (h *harness) webURL() string {
+	h.t.Helper()
+	var u string
+	waitFor(h.t, 10*time.Second, "the dashboard's URL", func() bool {
+		// The last one: the daemon may have been restarted.
+		all := regexp.MustCompile(`corral: open (http://\S+)`).FindAllStringSubmatch(h.serveLogString(), -1)
+		if len(all) > 0 {
+			u = all[len(all)-1][1]
+		}
+		return len(all) > 0
+	})
+	return u
+}
+
+func (h *harness) serveLogString() string {
+	w := h.serve.Stdout.(*lockedWriter)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.String()
 }
