@@ -18,6 +18,7 @@ import (
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/httpapi"
+	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/web"
@@ -117,11 +118,11 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 		return err
 	}
 	if f.webhook != "" {
-		if err := notifier.SetWebhook(nctx, f.webhook); err != nil {
+		if err := notifier.SetWebhook(nctx, identity.Local, f.webhook); err != nil {
 			return err
 		}
 	}
-	go notifier.Run(nctx, ag.Bus())
+	go notifier.Run(nctx, identity.Local, ag.Bus())
 	defer notifier.Wait()
 
 	var webSrv *http.Server
@@ -177,7 +178,11 @@ func serveWeb(e *env, f serveFlags, st *store.Store, ag *agent.Agent, n *notify.
 	if err != nil {
 		return nil, err
 	}
-	auth, err := web.LoadAuth(context.Background(), st, useTLS)
+	accounts, err := web.LoadLocalAccounts(context.Background(), st)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := web.NewAuth(context.Background(), st, accounts, useTLS)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +209,7 @@ func serveWeb(e *env, f serveFlags, st *store.Store, ag *agent.Agent, n *notify.
 			host = net.JoinHostPort(name, strconv.Itoa(tcp.Port))
 		}
 	}
-	url := scheme + "://" + host + "/?token=" + auth.AccessToken()
+	url := scheme + "://" + host + "/?token=" + accounts.AccessToken()
 	log.Info("web dashboard", "url", url)
 	fmt.Fprintf(e.stdout, "corral: open %s\n", url)
 	return srv, nil

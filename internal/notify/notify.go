@@ -29,7 +29,7 @@ import (
 const (
 	keyVAPIDPublic  = "push.vapid_public"
 	keyVAPIDPrivate = "push.vapid_private"
-	keyWebhook      = "notify.webhook_url"
+	keyWebhook      = "notify.webhook_url." // + user
 )
 
 // Notifier sends notifications.
@@ -42,9 +42,9 @@ type Notifier struct {
 	// Subscriber is the contact VAPID asks for (a mailto: or https: URL).
 	subscriber string
 
-	mu      sync.Mutex
-	webhook string
-	sending sync.WaitGroup
+	mu       sync.Mutex
+	webhooks map[string]string // by user
+	sending  sync.WaitGroup
 }
 
 // Options configure a Notifier.
@@ -68,7 +68,7 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Notifier, error) 
 	if opts.Subscriber == "" {
 		opts.Subscriber = "mailto:corral@localhost"
 	}
-	n := &Notifier{store: st, log: opts.Logger, client: opts.Client, subscriber: opts.Subscriber}
+	n := &Notifier{store: st, log: opts.Logger, client: opts.Client, subscriber: opts.Subscriber, webhooks: map[string]string{}}
 	priv, err := st.Get(ctx, keyVAPIDPrivate)
 	if errors.Is(err, store.ErrNotFound) {
 		p, pub, gerr := webpush.GenerateVAPIDKeys()
@@ -91,24 +91,31 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Notifier, error) 
 		return nil, fmt.Errorf("VAPID public key: %w", err)
 	}
 	n.public, n.private = string(pub), string(priv)
-	if w, err := st.Get(ctx, keyWebhook); err == nil {
-		n.webhook = string(w)
-	}
 	return n, nil
 }
 
 // VAPIDPublicKey is the key browsers subscribe with (base64url).
 func (n *Notifier) VAPIDPublicKey() string { return n.public }
 
-// Webhook returns the webhook URL ("" for none).
-func (n *Notifier) Webhook() string {
+// Webhook returns a user's webhook URL ("" for none).
+func (n *Notifier) Webhook(ctx context.Context, user string) string {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.webhook
+	w, ok := n.webhooks[user]
+	n.mu.Unlock()
+	if ok {
+		return w
+	}
+	if b, err := n.store.Get(ctx, keyWebhook+user); err == nil {
+		w = string(b)
+	}
+	n.mu.Lock()
+	n.webhooks[user] = w
+	n.mu.Unlock()
+	return w
 }
 
-// SetWebhook sets (or with "" clears) the webhook URL.
-func (n *Notifier) SetWebhook(ctx context.Context, raw string) error {
+// SetWebhook sets (or with "" clears) a user's webhook URL.
+func (n *Notifier) SetWebhook(ctx context.Context, user, raw string) error {
 	raw = strings.TrimSpace(raw)
 	if raw != "" {
 		u, err := url.Parse(raw)
@@ -118,15 +125,15 @@ func (n *Notifier) SetWebhook(ctx context.Context, raw string) error {
 	}
 	var err error
 	if raw == "" {
-		err = n.store.Delete(ctx, keyWebhook)
+		err = n.store.Delete(ctx, keyWebhook+user)
 	} else {
-		err = n.store.Set(ctx, keyWebhook, []byte(raw))
+		err = n.store.Set(ctx, keyWebhook+user, []byte(raw))
 	}
 	if err != nil {
 		return err
 	}
 	n.mu.Lock()
-	n.webhook = raw
+	n.webhooks[user] = raw
 	n.mu.Unlock()
 	return nil
 }
@@ -246,15 +253,16 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// Handle sends the notifications an event calls for. It logs the
-// notification at once and sends in the background.
-func (n *Notifier) Handle(ctx context.Context, ev api.Event) {
+// Handle sends the notifications an event of user's sessions calls for: to
+// that user's subscriptions and webhook only. It logs the notification at
+// once and sends in the background.
+func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) {
 	m, ok := MessageFor(ev)
 	if !ok {
 		return
 	}
 	if _, err := n.store.AddNotification(ctx, store.Notification{
-		Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason, Message: m.Body,
+		User: user, Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason, Message: m.Body,
 	}); err != nil {
 		n.log.Error("notification log", "err", err)
 	}
@@ -263,16 +271,16 @@ func (n *Notifier) Handle(ctx context.Context, ev api.Event) {
 		defer n.sending.Done()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		n.push(ctx, m)
-		n.callWebhook(ctx, m)
+		n.push(ctx, user, m)
+		n.callWebhook(ctx, user, m)
 	}()
 }
 
 // Wait waits for notifications being sent (tests, shutdown).
 func (n *Notifier) Wait() { n.sending.Wait() }
 
-func (n *Notifier) push(ctx context.Context, m Message) {
-	subs, err := n.store.PushSubscriptions(ctx)
+func (n *Notifier) push(ctx context.Context, user string, m Message) {
+	subs, err := n.store.PushSubscriptions(ctx, user)
 	if err != nil {
 		n.log.Error("push subscriptions", "err", err)
 		return
@@ -325,8 +333,8 @@ func host(endpoint string) string {
 // callWebhook posts a notification to the configured URL. ntfy gets a plain
 // text body with its headers (title, click, tags); anything else gets JSON
 // with a Slack-compatible "text" plus the structured fields.
-func (n *Notifier) callWebhook(ctx context.Context, m Message) {
-	hook := n.Webhook()
+func (n *Notifier) callWebhook(ctx context.Context, user string, m Message) {
+	hook := n.Webhook(ctx, user)
 	if hook == "" {
 		return
 	}
@@ -373,10 +381,10 @@ func isNtfy(raw string) bool {
 	return err == nil && (u.Host == "ntfy.sh" || strings.HasPrefix(u.Host, "ntfy."))
 }
 
-// Run handles the bus's events from now on until ctx ends. A subscription
-// that fell behind resumes from the last event it handled, so no
-// notification is skipped.
-func (n *Notifier) Run(ctx context.Context, bus *events.Bus) {
+// Run handles the events of one user's bus from now on until ctx ends. A
+// subscription that fell behind resumes from the last event it handled, so
+// no notification is skipped.
+func (n *Notifier) Run(ctx context.Context, user string, bus *events.Bus) {
 	last := bus.Seq()
 	for ctx.Err() == nil {
 		sub := bus.Subscribe(last)
@@ -388,7 +396,7 @@ func (n *Notifier) Run(ctx context.Context, bus *events.Bus) {
 				continue
 			}
 			last = ev.Seq
-			n.Handle(ctx, ev)
+			n.Handle(ctx, user, ev)
 		}
 		stop()
 		sub.Close()

@@ -72,7 +72,7 @@ func TestWebPushIsRFC8291(t *testing.T) {
 	sub.Keys.P256dh = base64.RawURLEncoding.EncodeToString(ua.PublicKey().Bytes())
 	sub.Keys.Auth = base64.RawURLEncoding.EncodeToString(authSecret)
 	ctx := context.Background()
-	if err := n.Subscribe(ctx, "", sub); err != nil {
+	if err := n.Subscribe(ctx, "u", sub); err != nil {
 		t.Fatal(err)
 	}
 
@@ -80,7 +80,7 @@ func TestWebPushIsRFC8291(t *testing.T) {
 		ID: "s1", Name: "app", Status: api.StatusNeedsInput,
 		WaitingFor: &api.Waiting{Kind: "permission", Tool: "Bash", Input: json.RawMessage(`{"command":"rm -rf build"}`)},
 	}}
-	n.Handle(ctx, ev)
+	n.Handle(ctx, "u", ev)
 	n.Wait()
 	var req pushRequest
 	select {
@@ -206,10 +206,10 @@ func TestExpiredSubscriptionIsDropped(t *testing.T) {
 	sub.Keys.P256dh = base64.RawURLEncoding.EncodeToString(ua.PublicKey().Bytes())
 	sub.Keys.Auth = base64.RawURLEncoding.EncodeToString(make([]byte, 16))
 	ctx := context.Background()
-	n.Subscribe(ctx, "", sub)
-	n.Handle(ctx, api.Event{Type: api.EventSession, Notify: true, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusReview}})
+	n.Subscribe(ctx, "u", sub)
+	n.Handle(ctx, "u", api.Event{Type: api.EventSession, Notify: true, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusReview}})
 	n.Wait()
-	if subs, _ := st.PushSubscriptions(ctx); len(subs) != 0 {
+	if subs, _ := st.PushSubscriptions(ctx, "u"); len(subs) != 0 {
 		t.Fatalf("a 410 subscription was kept: %+v", subs)
 	}
 }
@@ -228,16 +228,16 @@ func TestWebhookAndLog(t *testing.T) {
 	}))
 	defer srv.Close()
 	ctx := context.Background()
-	if err := n.SetWebhook(ctx, "ftp://x"); err == nil {
+	if err := n.SetWebhook(ctx, "u", "ftp://x"); err == nil {
 		t.Fatal("accepted a non-http webhook")
 	}
-	if err := n.SetWebhook(ctx, srv.URL+"/hook"); err != nil {
+	if err := n.SetWebhook(ctx, "u", srv.URL+"/hook"); err != nil {
 		t.Fatal(err)
 	}
 	bus := events.New(events.Options{})
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { n.Run(rctx, bus); close(done) }()
+	go func() { n.Run(rctx, "u", bus); close(done) }()
 	// Only live moves into needs-input or review notify.
 	waitSubscribed(t, bus)
 	bus.Update(api.Session{ID: "s1", Name: "app", Status: api.StatusBusy}, api.StatusIdle, false)
@@ -254,14 +254,14 @@ func TestWebhookAndLog(t *testing.T) {
 	cancel()
 	<-done
 	n.Wait()
-	log, err := st.Notifications(ctx, 10)
+	log, err := st.Notifications(ctx, "u", 10)
 	if err != nil || len(log) != 1 || log[0].Reason != "review" || log[0].SessionName != "app" {
 		t.Fatalf("log %+v %v", log, err)
 	}
 	// A new notifier on the same store keeps the keys and the webhook.
 	n2, err := New(ctx, st, Options{})
-	if err != nil || n2.VAPIDPublicKey() != n.VAPIDPublicKey() || n2.Webhook() != srv.URL+"/hook" {
-		t.Fatalf("reloaded: %v %q", err, n2.Webhook())
+	if err != nil || n2.VAPIDPublicKey() != n.VAPIDPublicKey() || n2.Webhook(ctx, "u") != srv.URL+"/hook" {
+		t.Fatalf("reloaded: %v %q", err, n2.Webhook(ctx, "u"))
 	}
 }
 

@@ -29,9 +29,9 @@ func (s *Store) DeletePushSubscription(ctx context.Context, endpoint string) err
 	return err
 }
 
-// PushSubscriptions lists every subscription.
-func (s *Store) PushSubscriptions(ctx context.Context) ([]PushSubscription, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT endpoint, p256dh, auth, user, created_at FROM push_subscriptions ORDER BY created_at")
+// PushSubscriptions lists a user's subscriptions.
+func (s *Store) PushSubscriptions(ctx context.Context, user string) ([]PushSubscription, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT endpoint, p256dh, auth, user, created_at FROM push_subscriptions WHERE user = ? ORDER BY created_at", user)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +52,7 @@ func (s *Store) PushSubscriptions(ctx context.Context) ([]PushSubscription, erro
 // Notification is one entry of the notification log.
 type Notification struct {
 	ID          int64     `json:"id"`
+	User        string    `json:"-"`
 	Time        time.Time `json:"time"`
 	Device      string    `json:"device,omitempty"`
 	SessionID   string    `json:"session_id"`
@@ -67,8 +68,8 @@ const keepNotifications = 1000
 func (s *Store) AddNotification(ctx context.Context, n Notification) (int64, error) {
 	var id int64
 	err := s.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO notifications (time, device, session_id, session_name, reason, message)
-			VALUES (?, ?, ?, ?, ?, ?)`, n.Time.UnixNano(), n.Device, n.SessionID, n.SessionName, n.Reason, n.Message)
+		res, err := tx.ExecContext(ctx, `INSERT INTO notifications (user, time, device, session_id, session_name, reason, message)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, n.User, n.Time.UnixNano(), n.Device, n.SessionID, n.SessionName, n.Reason, n.Message)
 		if err != nil {
 			return err
 		}
@@ -79,10 +80,10 @@ func (s *Store) AddNotification(ctx context.Context, n Notification) (int64, err
 	return id, err
 }
 
-// Notifications returns the newest entries first.
-func (s *Store) Notifications(ctx context.Context, limit int) ([]Notification, error) {
+// Notifications returns a user's newest entries first.
+func (s *Store) Notifications(ctx context.Context, user string, limit int) ([]Notification, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, time, device, session_id, session_name, reason, message
-		FROM notifications ORDER BY id DESC LIMIT ?`, limit)
+		FROM notifications WHERE user = ? ORDER BY id DESC LIMIT ?`, user, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +96,7 @@ func (s *Store) Notifications(ctx context.Context, limit int) ([]Notification, e
 			return nil, err
 		}
 		n.Time = time.Unix(0, t)
+		n.User = user
 		out = append(out, n)
 	}
 	return out, rows.Err()

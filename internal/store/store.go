@@ -60,6 +60,30 @@ var migrations = []string{
 		reason TEXT NOT NULL,
 		message TEXT NOT NULL DEFAULT ''
 	);`,
+	`ALTER TABLE notifications ADD COLUMN user TEXT NOT NULL DEFAULT '';
+	CREATE TABLE users (
+		name TEXT PRIMARY KEY,
+		password_hash BLOB,
+		token_hash TEXT UNIQUE,
+		created_at INTEGER NOT NULL
+	);
+	CREATE TABLE devices (
+		id TEXT PRIMARY KEY,
+		name TEXT NOT NULL,
+		owner TEXT NOT NULL,
+		token_hash TEXT UNIQUE,
+		created_at INTEGER NOT NULL,
+		revoked_at INTEGER,
+		hostname TEXT NOT NULL DEFAULT '',
+		last_seen INTEGER,
+		UNIQUE (owner, name)
+	);
+	CREATE TABLE device_sessions (
+		device_id TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		session TEXT NOT NULL,
+		PRIMARY KEY (device_id, session_id)
+	);`,
 }
 
 // Open opens (creating if needed) the database at path with mode 0600.

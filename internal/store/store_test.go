@@ -132,14 +132,14 @@ func TestPushAndNotifications(t *testing.T) {
 	if err := s.PutPushSubscription(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	subs, err := s.PushSubscriptions(ctx)
+	subs, err := s.PushSubscriptions(ctx, "")
 	if err != nil || len(subs) != 1 || subs[0].Auth != "b" {
 		t.Fatalf("subs %+v %v", subs, err)
 	}
 	if err := s.DeletePushSubscription(ctx, p.Endpoint); err != nil {
 		t.Fatal(err)
 	}
-	if subs, _ := s.PushSubscriptions(ctx); len(subs) != 0 {
+	if subs, _ := s.PushSubscriptions(ctx, ""); len(subs) != 0 {
 		t.Fatalf("after delete %+v", subs)
 	}
 	for i := range keepNotifications + 5 {
@@ -147,7 +147,7 @@ func TestPushAndNotifications(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ns, err := s.Notifications(ctx, 2000)
+	ns, err := s.Notifications(ctx, "", 2000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/time/rate"
 
+	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/store"
 )
 
@@ -38,13 +39,26 @@ const (
 	sessionLife   = 30 * 24 * time.Hour
 )
 
+// Accounts says who may log in: the one person of a single-machine
+// `corral serve` (LocalAccounts), or a hub's users.
+type Accounts interface {
+	// ByToken finds the user of an access token.
+	ByToken(ctx context.Context, token string) (user string, ok bool)
+	// ByPassword checks a password; in single-user mode user is ignored.
+	ByPassword(ctx context.Context, user, password string) (string, bool)
+	// PasswordSet: a password login is possible.
+	PasswordSet(ctx context.Context) bool
+	// MultiUser: the login form asks for a user name.
+	MultiUser() bool
+}
+
 // Auth checks who is calling: a browser with a session cookie, or a script
-// with the access token as a bearer token.
+// with an access token as a bearer token.
 type Auth struct {
-	store  *store.Store
-	token  string
-	key    []byte
-	secure bool
+	store    *store.Store
+	accounts Accounts
+	key      []byte
+	secure   bool
 
 	mu         sync.Mutex
 	generation string
@@ -52,12 +66,8 @@ type Auth struct {
 	lastSweep  time.Time
 }
 
-// LoadAuth loads (making on first run) the access token and cookie key.
-func LoadAuth(ctx context.Context, st *store.Store, secure bool) (*Auth, error) {
-	tok, err := st.SetIfAbsent(ctx, KeyAccessToken, []byte(randomString(32)))
-	if err != nil {
-		return nil, fmt.Errorf("access token: %w", err)
-	}
+// NewAuth loads (making on first run) the cookie key.
+func NewAuth(ctx context.Context, st *store.Store, accounts Accounts, secure bool) (*Auth, error) {
 	key, err := st.SetIfAbsent(ctx, KeyCookieKey, []byte(randomString(32)))
 	if err != nil {
 		return nil, fmt.Errorf("cookie key: %w", err)
@@ -66,11 +76,52 @@ func LoadAuth(ctx context.Context, st *store.Store, secure bool) (*Auth, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Auth{store: st, token: string(tok), key: key, secure: secure, generation: string(gen), limits: map[string]*rate.Limiter{}}, nil
+	return &Auth{store: st, accounts: accounts, key: key, secure: secure, generation: string(gen), limits: map[string]*rate.Limiter{}}, nil
+}
+
+// LocalAccounts is the single person of `corral serve`: the access token
+// made on first run, and the optional password of `corral passwd`.
+type LocalAccounts struct {
+	store *store.Store
+	token string
+}
+
+// LoadLocalAccounts loads (making on first run) the access token.
+func LoadLocalAccounts(ctx context.Context, st *store.Store) (*LocalAccounts, error) {
+	tok, err := st.SetIfAbsent(ctx, KeyAccessToken, []byte(randomString(32)))
+	if err != nil {
+		return nil, fmt.Errorf("access token: %w", err)
+	}
+	return &LocalAccounts{store: st, token: string(tok)}, nil
 }
 
 // AccessToken is the token printed in the login URL.
-func (a *Auth) AccessToken() string { return a.token }
+func (l *LocalAccounts) AccessToken() string { return l.token }
+
+func (l *LocalAccounts) ByToken(_ context.Context, t string) (string, bool) {
+	if t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(l.token)) == 1 {
+		return identity.Local, true
+	}
+	return "", false
+}
+
+func (l *LocalAccounts) ByPassword(ctx context.Context, _, pw string) (string, bool) {
+	hash, err := l.store.Get(ctx, KeyPassword)
+	if err != nil || pw == "" {
+		return "", false
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(pw)) != nil {
+		return "", false
+	}
+	return identity.Local, true
+}
+
+func (l *LocalAccounts) PasswordSet(ctx context.Context) bool {
+	_, err := l.store.Get(ctx, KeyPassword)
+	return err == nil
+}
+
+func (l *LocalAccounts) MultiUser() bool { return false }
 
 func randomString(n int) string {
 	b := make([]byte, n)
@@ -100,16 +151,12 @@ func (a *Auth) currentGeneration(ctx context.Context) string {
 	return a.generation
 }
 
-// checkToken compares a presented access token in constant time.
-func (a *Auth) checkToken(t string) bool {
-	return t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(a.token)) == 1
-}
-
-// newCookies logs a browser in.
-func (a *Auth) newCookies(ctx context.Context, w http.ResponseWriter) {
+// newCookies logs a browser in as user.
+func (a *Auth) newCookies(ctx context.Context, w http.ResponseWriter, user string) {
 	exp := strconv.FormatInt(time.Now().Add(sessionLife).Unix(), 10)
 	nonce := randomString(16)
-	val := "v1." + exp + "." + nonce + "." + a.mac("session", exp, nonce, a.currentGeneration(ctx))
+	u := base64.RawURLEncoding.EncodeToString([]byte(user))
+	val := "v2." + u + "." + exp + "." + nonce + "." + a.mac("session", u, exp, nonce, a.currentGeneration(ctx))
 	http.SetCookie(w, &http.Cookie{Name: cookieSession, Value: val, Path: "/", HttpOnly: true, Secure: a.secure,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(sessionLife.Seconds())})
 	http.SetCookie(w, &http.Cookie{Name: cookieCSRF, Value: a.csrfFor(nonce), Path: "/", Secure: a.secure,
@@ -124,25 +171,29 @@ func clearCookies(w http.ResponseWriter) {
 	}
 }
 
-// sessionNonce validates the session cookie and returns its nonce.
-func (a *Auth) sessionNonce(r *http.Request) (string, bool) {
+// session validates the session cookie and returns its user and nonce.
+func (a *Auth) session(r *http.Request) (user, nonce string, ok bool) {
 	c, err := r.Cookie(cookieSession)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	parts := strings.Split(c.Value, ".")
-	if len(parts) != 4 || parts[0] != "v1" {
-		return "", false
+	if len(parts) != 5 || parts[0] != "v2" {
+		return "", "", false
 	}
-	exp, err := strconv.ParseInt(parts[1], 10, 64)
+	exp, err := strconv.ParseInt(parts[2], 10, 64)
 	if err != nil || time.Now().Unix() > exp {
-		return "", false
+		return "", "", false
 	}
-	want := a.mac("session", parts[1], parts[2], a.currentGeneration(r.Context()))
-	if subtle.ConstantTimeCompare([]byte(parts[3]), []byte(want)) != 1 {
-		return "", false
+	want := a.mac("session", parts[1], parts[2], parts[3], a.currentGeneration(r.Context()))
+	if subtle.ConstantTimeCompare([]byte(parts[4]), []byte(want)) != 1 {
+		return "", "", false
 	}
-	return parts[2], true
+	u, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil || len(u) == 0 {
+		return "", "", false
+	}
+	return string(u), parts[3], true
 }
 
 // how a request authenticated.
@@ -154,24 +205,24 @@ const (
 	credBearer
 )
 
-// authenticate says how r proves who it is.
-func (a *Auth) authenticate(r *http.Request) credential {
+// authenticate says how r proves who it is, and who.
+func (a *Auth) authenticate(r *http.Request) (credential, string) {
 	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		if a.checkToken(strings.TrimPrefix(h, "Bearer ")) {
-			return credBearer
+		if u, ok := a.accounts.ByToken(r.Context(), strings.TrimPrefix(h, "Bearer ")); ok {
+			return credBearer, u
 		}
-		return credNone
+		return credNone, ""
 	}
-	if _, ok := a.sessionNonce(r); ok {
-		return credCookie
+	if u, _, ok := a.session(r); ok {
+		return credCookie, u
 	}
-	return credNone
+	return credNone, ""
 }
 
 // checkCSRF: a state-changing request made with the cookie must echo the
 // CSRF value that only our own page can read.
 func (a *Auth) checkCSRF(r *http.Request) bool {
-	nonce, ok := a.sessionNonce(r)
+	_, nonce, ok := a.session(r)
 	if !ok {
 		return false
 	}
@@ -227,21 +278,6 @@ func clientIP(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
-}
-
-// PasswordSet reports whether a password login is configured.
-func (a *Auth) PasswordSet(ctx context.Context) bool {
-	_, err := a.store.Get(ctx, KeyPassword)
-	return err == nil
-}
-
-// checkPassword compares a password with the stored hash.
-func (a *Auth) checkPassword(ctx context.Context, pw string) bool {
-	hash, err := a.store.Get(ctx, KeyPassword)
-	if err != nil || pw == "" {
-		return false
-	}
-	return bcrypt.CompareHashAndPassword(hash, []byte(pw)) == nil
 }
 
 // SetPassword stores a password (empty: none) and logs every browser out.

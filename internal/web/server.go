@@ -18,6 +18,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/httpapi"
+	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/version"
@@ -137,7 +138,7 @@ func (s *Server) requireAuth(next http.HandlerFunc) http.Handler {
 		// Tokens and cookies are unguessable (256-bit, HMAC): a valid one
 		// always passes; wrong ones are counted, and a client that keeps
 		// presenting them is answered 429.
-		cred := s.opts.Auth.authenticate(r)
+		cred, user := s.opts.Auth.authenticate(r)
 		if cred == credNone {
 			if r.Header.Get("Authorization") != "" || hasCookie(r, cookieSession) {
 				if blocked, wait := s.opts.Auth.blocked(r); blocked {
@@ -153,7 +154,7 @@ func (s *Server) requireAuth(next http.HandlerFunc) http.Handler {
 			httpapi.WriteError(w, api.Errorf(api.CodeForbidden, "missing or wrong %s header", headerCSRF))
 			return
 		}
-		next(w, r)
+		next(w, r.WithContext(identity.With(r.Context(), user)))
 	})
 }
 
@@ -178,7 +179,8 @@ func tooMany(w http.ResponseWriter, wait time.Duration) {
 // tokenLogin trades the access token in the URL for a session cookie and
 // sends the browser on without the token in its address bar.
 func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) {
-	if !s.opts.Auth.checkToken(r.URL.Query().Get("token")) {
+	user, ok := s.opts.Auth.accounts.ByToken(r.Context(), r.URL.Query().Get("token"))
+	if !ok {
 		if blocked, wait := s.opts.Auth.blocked(r); blocked {
 			tooMany(w, wait)
 			return
@@ -190,7 +192,7 @@ func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("This login link is not valid. Open the URL that `corral serve` printed.\n"))
 		return
 	}
-	s.opts.Auth.newCookies(r.Context(), w)
+	s.opts.Auth.newCookies(r.Context(), w, user)
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
@@ -201,6 +203,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
+		User     string `json:"user"`
 		Password string `json:"password"`
 		Token    string `json:"token"`
 	}
@@ -209,15 +212,20 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "bad JSON: %v", err))
 		return
 	}
-	ok := (req.Token != "" && s.opts.Auth.checkToken(req.Token)) ||
-		(req.Password != "" && s.opts.Auth.checkPassword(r.Context(), req.Password))
+	var user string
+	ok := false
+	if req.Token != "" {
+		user, ok = s.opts.Auth.accounts.ByToken(r.Context(), req.Token)
+	} else if req.Password != "" {
+		user, ok = s.opts.Auth.accounts.ByPassword(r.Context(), req.User, req.Password)
+	}
 	if !ok {
 		s.opts.Auth.failed(r)
 		s.log.Warn("failed login", "from", clientIP(r))
-		httpapi.WriteError(w, api.Errorf(api.CodeUnauthorized, "wrong password"))
+		httpapi.WriteError(w, api.Errorf(api.CodeUnauthorized, "wrong user name or password"))
 		return
 	}
-	s.opts.Auth.newCookies(r.Context(), w)
+	s.opts.Auth.newCookies(r.Context(), w, user)
 	writeJSON(w, http.StatusOK, map[string]bool{"authenticated": true})
 }
 
@@ -227,13 +235,17 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Auth.authenticate(r) == credNone {
+	acc := s.opts.Auth.accounts
+	cred, user := s.opts.Auth.authenticate(r)
+	if cred == credNone {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
-		json.NewEncoder(w).Encode(map[string]any{"code": api.CodeUnauthorized, "error": "not logged in", "password_set": s.opts.Auth.PasswordSet(r.Context())})
+		json.NewEncoder(w).Encode(map[string]any{"code": api.CodeUnauthorized, "error": "not logged in",
+			"password_set": acc.PasswordSet(r.Context()), "multi_user": acc.MultiUser()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"authenticated": true, "password_set": s.opts.Auth.PasswordSet(r.Context())})
+	writeJSON(w, http.StatusOK, map[string]any{"authenticated": true, "user": user,
+		"password_set": acc.PasswordSet(r.Context()), "multi_user": acc.MultiUser()})
 }
 
 func (s *Server) config(w http.ResponseWriter, r *http.Request) {
@@ -244,7 +256,7 @@ func (s *Server) config(w http.ResponseWriter, r *http.Request) {
 	}
 	if n := s.opts.Notifier; n != nil {
 		cfg["vapid_public_key"] = n.VAPIDPublicKey()
-		cfg["webhook_url"] = n.Webhook()
+		cfg["webhook_url"] = n.Webhook(r.Context(), identity.User(r.Context()))
 	}
 	writeJSON(w, http.StatusOK, cfg)
 }
@@ -270,7 +282,7 @@ func (s *Server) pushSubscribe(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "bad JSON: %v", err))
 		return
 	}
-	if err := s.opts.Notifier.Subscribe(r.Context(), "", sub); err != nil {
+	if err := s.opts.Notifier.Subscribe(r.Context(), identity.User(r.Context()), sub); err != nil {
 		httpapi.WriteError(w, api.AsError(err))
 		return
 	}
@@ -313,12 +325,12 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.WebhookURL != nil {
-		if err := s.opts.Notifier.SetWebhook(r.Context(), *req.WebhookURL); err != nil {
+		if err := s.opts.Notifier.SetWebhook(r.Context(), identity.User(r.Context()), *req.WebhookURL); err != nil {
 			httpapi.WriteError(w, api.AsError(err))
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"webhook_url": s.opts.Notifier.Webhook()})
+	writeJSON(w, http.StatusOK, map[string]string{"webhook_url": s.opts.Notifier.Webhook(r.Context(), identity.User(r.Context()))})
 }
 
 func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
@@ -326,7 +338,7 @@ func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []store.Notification{})
 		return
 	}
-	list, err := s.opts.Store.Notifications(r.Context(), 100)
+	list, err := s.opts.Store.Notifications(r.Context(), identity.User(r.Context()), 100)
 	if err != nil {
 		httpapi.WriteError(w, api.AsError(err))
 		return

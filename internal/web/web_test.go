@@ -74,7 +74,11 @@ func newFixture(t *testing.T) *fixture {
 	if err := ag.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	auth, err := web.LoadAuth(context.Background(), st, false)
+	accounts, err := web.LoadLocalAccounts(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := web.NewAuth(context.Background(), st, accounts, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +96,7 @@ func newFixture(t *testing.T) *fixture {
 		st.Close()
 		os.RemoveAll(dir)
 	})
-	return &fixture{srv: srv, ag: ag, auth: auth, st: st, token: auth.AccessToken()}
+	return &fixture{srv: srv, ag: ag, auth: auth, st: st, token: accounts.AccessToken()}
 }
 
 func (f *fixture) url(p string) string { return f.srv.URL + p }
