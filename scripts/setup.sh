@@ -64,4 +64,14 @@ if ! have claude; then
   "${npm_prefix_cmd[@]}" npm install -g --no-fund --no-audit "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" >/dev/null
 fi
 
+# With --test: the download tests (internal/fetch) run against a real S3
+# server, Versity S3 Gateway; install it into $(go env GOPATH)/bin, where the
+# tests look for it, unless it is there or on PATH already.
+VERSITYGW_VERSION="${VERSITYGW_VERSION:-v1.8.0}"
+vgw_bin="$(go env GOPATH | cut -d: -f1)/bin"
+if [ $want_test -eq 1 ] && ! have versitygw && [ ! -x "$vgw_bin/versitygw" ]; then
+  say "installing versitygw ${VERSITYGW_VERSION} into $vgw_bin with go install"
+  GOBIN="$vgw_bin" go install "github.com/versity/versitygw/cmd/versitygw@${VERSITYGW_VERSION}"
+fi
+
 say "ok: $(tmux -V), node $(node --version), claude $(claude --version 2>/dev/null | head -1)"

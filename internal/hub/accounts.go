@@ -1,0 +1,348 @@
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/store"
+)
+
+// Accounts are a hub's users and devices, in its database. Tokens are shown
+// once and kept only as SHA-256 hashes (they are 256-bit random, so a plain
+// hash is enough); passwords as bcrypt hashes.
+type Accounts struct {
+	db *sql.DB
+}
+
+// NewAccounts uses the store's database.
+func NewAccounts(st *store.Store) *Accounts { return &Accounts{db: st.DB()} }
+
+// Token prefixes tell people which kind of token they hold.
+const (
+	userTokenPrefix   = "cu_"
+	deviceTokenPrefix = "cd_"
+)
+
+func newToken(prefix string) string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+func hashToken(t string) string {
+	sum := sha256.Sum256([]byte(t))
+	return hex.EncodeToString(sum[:])
+}
+
+// checkName allows names people can type: letters, digits, '.', '-', '_'.
+func checkName(what, name string) error {
+	if name == "" || len(name) > 64 {
+		return api.Errorf(api.CodeBadRequest, "%s name must be 1 to 64 characters", what)
+	}
+	for _, r := range name {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '-' || r == '_') {
+			return api.Errorf(api.CodeBadRequest, "%s name %q: use letters, digits, '.', '-' and '_'", what, name)
+		}
+	}
+	return nil
+}
+
+// User is a hub user.
+type User struct {
+	Name        string    `json:"name"`
+	HasPassword bool      `json:"has_password"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// AddUser creates a user and returns their API token (shown once). An
+// empty password means token login only.
+func (a *Accounts) AddUser(ctx context.Context, name, password string) (string, error) {
+	if err := checkName("user", name); err != nil {
+		return "", err
+	}
+	var hash []byte
+	if password != "" {
+		var err error
+		if hash, err = hashPassword(password); err != nil {
+			return "", err
+		}
+	}
+	tok := newToken(userTokenPrefix)
+	_, err := a.db.ExecContext(ctx, `INSERT INTO users (name, password_hash, token_hash, created_at) VALUES (?, ?, ?, ?)`,
+		name, hash, hashToken(tok), time.Now().UnixNano())
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return "", api.Errorf(api.CodeConflict, "user %q exists", name)
+		}
+		return "", err
+	}
+	return tok, nil
+}
+
+func hashPassword(pw string) ([]byte, error) {
+	if len(pw) < 8 {
+		return nil, api.Errorf(api.CodeBadRequest, "password: use at least 8 characters")
+	}
+	if len(pw) > 72 {
+		return nil, api.Errorf(api.CodeBadRequest, "password: at most 72 bytes")
+	}
+	return bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+}
+
+// SetPassword changes a user's password ("" removes it).
+func (a *Accounts) SetPassword(ctx context.Context, name, password string) error {
+	var hash []byte
+	if password != "" {
+		var err error
+		if hash, err = hashPassword(password); err != nil {
+			return err
+		}
+	}
+	return a.exec1(ctx, "user", name, `UPDATE users SET password_hash = ? WHERE name = ?`, hash, name)
+}
+
+// RotateToken gives a user a new API token; the old one stops working.
+func (a *Accounts) RotateToken(ctx context.Context, name string) (string, error) {
+	tok := newToken(userTokenPrefix)
+	return tok, a.exec1(ctx, "user", name, `UPDATE users SET token_hash = ? WHERE name = ?`, hashToken(tok), name)
+}
+
+// RemoveUser deletes a user and their devices.
+func (a *Accounts) RemoveUser(ctx context.Context, name string) error {
+	tx, err := a.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE name = ?`, name)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return api.Errorf(api.CodeNotFound, "no user %q", name)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM device_sessions WHERE device_id IN (SELECT id FROM devices WHERE owner = ?)`, name); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM devices WHERE owner = ?`, name); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Users lists the users.
+func (a *Accounts) Users(ctx context.Context) ([]User, error) {
+	rows, err := a.db.QueryContext(ctx, `SELECT name, password_hash IS NOT NULL AND length(password_hash) > 0, created_at FROM users ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []User
+	for rows.Next() {
+		var u User
+		var created int64
+		if err := rows.Scan(&u.Name, &u.HasPassword, &created); err != nil {
+			return nil, err
+		}
+		u.CreatedAt = time.Unix(0, created)
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+func (a *Accounts) exec1(ctx context.Context, what, name, q string, args ...any) error {
+	res, err := a.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return api.Errorf(api.CodeNotFound, "no %s %q", what, name)
+	}
+	return nil
+}
+
+// ByToken finds the user of an API token (web.Accounts).
+func (a *Accounts) ByToken(ctx context.Context, token string) (string, bool) {
+	if !strings.HasPrefix(token, userTokenPrefix) {
+		return "", false
+	}
+	var name string
+	err := a.db.QueryRowContext(ctx, `SELECT name FROM users WHERE token_hash = ?`, hashToken(token)).Scan(&name)
+	return name, err == nil
+}
+
+// ByPassword checks a user's password (web.Accounts).
+func (a *Accounts) ByPassword(ctx context.Context, user, password string) (string, bool) {
+	var hash []byte
+	err := a.db.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE name = ?`, user).Scan(&hash)
+	if err != nil || len(hash) == 0 {
+		// Spend the same time as a real check, so a wrong name and a wrong
+		// password look alike.
+		bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		return "", false
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
+		return "", false
+	}
+	return user, true
+}
+
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("corral-dummy-password"), bcrypt.DefaultCost)
+
+// PasswordSet: the login form offers passwords (web.Accounts).
+func (a *Accounts) PasswordSet(ctx context.Context) bool {
+	var n int
+	a.db.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE length(password_hash) > 0`).Scan(&n)
+	return n > 0
+}
+
+// MultiUser: the login form asks for a user name (web.Accounts).
+func (a *Accounts) MultiUser() bool { return true }
+
+// Device is a machine allowed to connect.
+type Device struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Owner     string    `json:"owner"`
+	CreatedAt time.Time `json:"created_at"`
+	Revoked   bool      `json:"revoked"`
+	Hostname  string    `json:"hostname,omitempty"`
+	LastSeen  time.Time `json:"last_seen,omitzero"`
+}
+
+// AddDevice registers a device of owner and returns its token (shown once).
+func (a *Accounts) AddDevice(ctx context.Context, owner, name string) (Device, string, error) {
+	if err := checkName("device", name); err != nil {
+		return Device{}, "", err
+	}
+	var exists int
+	if err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE name = ?`, owner).Scan(&exists); err != nil {
+		return Device{}, "", err
+	}
+	if exists == 0 {
+		return Device{}, "", api.Errorf(api.CodeNotFound, "no user %q (add one with `corral hub user add`)", owner)
+	}
+	tok := newToken(deviceTokenPrefix)
+	d := Device{ID: "d" + hashToken(tok)[:15], Name: name, Owner: owner, CreatedAt: time.Now()}
+	_, err := a.db.ExecContext(ctx, `INSERT INTO devices (id, name, owner, token_hash, created_at) VALUES (?, ?, ?, ?, ?)`,
+		d.ID, d.Name, d.Owner, hashToken(tok), d.CreatedAt.UnixNano())
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return Device{}, "", api.Errorf(api.CodeConflict, "%s already has a device %q (revoke it first)", owner, name)
+		}
+		return Device{}, "", err
+	}
+	return d, tok, nil
+}
+
+// RevokeDevice forgets a device: its token stops working at once (a
+// connected device is cut off by the hub), its cached sessions go, and the
+// name is free for a new device.
+func (a *Accounts) RevokeDevice(ctx context.Context, owner, name string) (Device, error) {
+	d, err := a.device(ctx, `owner = ? AND name = ?`, owner, name)
+	if err != nil {
+		return Device{}, api.Errorf(api.CodeNotFound, "%s has no device %q", owner, name)
+	}
+	tx, err := a.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Device{}, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM devices WHERE id = ?`, d.ID); err != nil {
+		return Device{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM device_sessions WHERE device_id = ?`, d.ID); err != nil {
+		return Device{}, err
+	}
+	d.Revoked = true
+	return d, tx.Commit()
+}
+
+// DeviceByToken finds the live device of a token.
+func (a *Accounts) DeviceByToken(ctx context.Context, token string) (Device, bool) {
+	if !strings.HasPrefix(token, deviceTokenPrefix) {
+		return Device{}, false
+	}
+	d, err := a.device(ctx, `token_hash = ? AND revoked_at IS NULL`, hashToken(token))
+	return d, err == nil
+}
+
+// DeviceByID finds a device, revoked or not.
+func (a *Accounts) DeviceByID(ctx context.Context, id string) (Device, error) {
+	return a.device(ctx, `id = ?`, id)
+}
+
+func (a *Accounts) device(ctx context.Context, where string, args ...any) (Device, error) {
+	var d Device
+	var created int64
+	var revoked, seen sql.NullInt64
+	err := a.db.QueryRowContext(ctx, `SELECT id, name, owner, created_at, revoked_at, hostname, last_seen FROM devices WHERE `+where, args...).
+		Scan(&d.ID, &d.Name, &d.Owner, &created, &revoked, &d.Hostname, &seen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Device{}, api.Errorf(api.CodeNotFound, "no such device")
+	}
+	if err != nil {
+		return Device{}, err
+	}
+	d.CreatedAt = time.Unix(0, created)
+	d.Revoked = revoked.Valid
+	if seen.Valid {
+		d.LastSeen = time.Unix(0, seen.Int64)
+	}
+	return d, nil
+}
+
+// Devices lists a user's devices ("" for everyone's).
+func (a *Accounts) Devices(ctx context.Context, owner string) ([]Device, error) {
+	q := `SELECT id FROM devices`
+	var args []any
+	if owner != "" {
+		q += ` WHERE owner = ?`
+		args = append(args, owner)
+	}
+	q += ` ORDER BY owner, name, created_at`
+	rows, err := a.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	out := make([]Device, 0, len(ids))
+	for _, id := range ids {
+		d, err := a.DeviceByID(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Seen records that a device connected, and from which host.
+func (a *Accounts) Seen(ctx context.Context, id, hostname string) error {
+	_, err := a.db.ExecContext(ctx, `UPDATE devices SET last_seen = ?, hostname = ? WHERE id = ?`, time.Now().UnixNano(), hostname, id)
+	return err
+}
+
+// String describes a device for logs.
+func (d Device) String() string { return fmt.Sprintf("%s/%s (%s)", d.Owner, d.Name, d.ID) }
