@@ -1,0 +1,564 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/corral-dev/corral/internal/api"
+)
+
+// Errors that end a link. Every error Run returns wraps ErrClosed, and so
+// does every call that fails because the link is down.
+var (
+	ErrClosed = errors.New("link closed")
+	// ErrDead: the peer sent nothing for three heartbeat intervals.
+	ErrDead = errors.New("peer dead")
+	// ErrStalled: the handlers took no message for Options.StallTimeout
+	// while the reader waited to hand them more.
+	ErrStalled = errors.New("handlers stalled")
+)
+
+// DefaultStallTimeout is Options.StallTimeout when it is zero.
+const DefaultStallTimeout = 30 * time.Second
+
+// What the reader buffers for the handlers before it stops reading: bytes
+// (each message counts its raw length twice, decoded and raw, plus
+// handlerOverhead) and messages.
+const (
+	handlerBytes    = 4 << 20
+	handlerItems    = 1024
+	handlerOverhead = 256
+)
+
+// Options configure a Peer.
+type Options struct {
+	// OnMsg receives every control message but res, ping and pong
+	// (which the Peer handles): events, syncs, requests, and types this
+	// version does not know (Msg.Known). It and OnFrame run one at a time,
+	// in arrival order, on a goroutine of their own; see the package doc.
+	// When OnMsg is nil, a req or an unknown type with an id is answered
+	// with bad_request and everything else is dropped.
+	OnMsg func(Msg)
+	// OnFrame receives every binary frame, including frames of unknown
+	// types (their Type says so). Data is the caller's to keep.
+	OnFrame func(Frame)
+	// WriteTimeout bounds each write; a write that takes longer closes the
+	// link. Zero means DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// StallTimeout is how long the reader waits for the handlers to take a
+	// message when its buffer is full before it closes the link, and how
+	// long Run waits for a handler in progress when the link ends. Zero
+	// means DefaultStallTimeout.
+	StallTimeout time.Duration
+}
+
+// Peer is one end of a device link over a Conn: it sends requests and
+// waits for their answers, answers the other end's requests (through
+// OnMsg and Reply), sends and receives messages and frames, and keeps the
+// link alive. All its methods are safe for concurrent use; writes go out
+// one at a time.
+type Peer struct {
+	conn  Conn
+	opts  Options
+	start time.Time
+
+	nextID   atomic.Uint64
+	wsem     chan struct{} // held by the one writer
+	lastRecv atomic.Int64  // when the last message arrived, as time since start
+	blocked  atomic.Bool   // the reader waits for room in the handlers' queue
+	ponging  atomic.Bool
+	pinging  atomic.Bool
+	running  atomic.Bool
+
+	mu      sync.Mutex
+	pending map[uint64]chan Msg // nil once the link is down
+	err     error
+	// writeErr is the first failed write: why the link ended, unless the
+	// reader learns better (the peer's close status).
+	writeErr error
+	done     chan struct{}
+
+	qmu      sync.Mutex
+	q        fifo[inbound]
+	qchanged broadcast
+}
+
+// inbound is a message or a frame on its way to the handlers.
+type inbound struct {
+	msg     Msg
+	frame   Frame
+	isFrame bool
+}
+
+// NewPeer makes a Peer over c, which it owns from now on: the Peer closes
+// it when the link ends. Start it with Run.
+func NewPeer(c Conn, o Options) *Peer {
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.StallTimeout <= 0 {
+		o.StallTimeout = DefaultStallTimeout
+	}
+	return &Peer{
+		conn:    c,
+		opts:    o,
+		start:   time.Now(),
+		wsem:    make(chan struct{}, 1),
+		pending: make(map[uint64]chan Msg),
+		done:    make(chan struct{}),
+	}
+}
+
+// Run reads the link until it ends, and returns why: an error wrapping
+// ErrClosed and the cause (a *CloseError when the peer closed, ErrDead,
+// ErrInvalid for malformed input, ErrStalled, or ctx's error when ctx
+// ended, in which case the link is closed with 1001). Every pending Call
+// fails when the link ends. Run returns once the handler in progress, if
+// any, has returned (waiting at most StallTimeout); no handler starts
+// after that. Call Run once.
+func (p *Peer) Run(ctx context.Context) error {
+	if !p.running.CompareAndSwap(false, true) {
+		return errors.New("link: Run called twice")
+	}
+	p.touch()
+	// The reader is stopped by closing the conn, never by a context: on a
+	// WebSocket a cancelled read drops the connection before the close
+	// frame with its status could be sent.
+	go p.readLoop(context.WithoutCancel(ctx))
+	handled := make(chan struct{})
+	go func() {
+		defer close(handled)
+		p.handleLoop()
+	}()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.fail(fmt.Errorf("%w: %w", ErrClosed, context.Cause(ctx)), StatusGoingAway, "shutting down")
+	}
+	t := time.NewTimer(p.opts.StallTimeout)
+	defer t.Stop()
+	select {
+	case <-handled:
+	case <-t.C:
+	}
+	return p.Err()
+}
+
+// Done is closed when the link has ended.
+func (p *Peer) Done() <-chan struct{} { return p.done }
+
+// Err returns why the link ended, or nil while it is up.
+func (p *Peer) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// Close ends the link with a WebSocket status and reason (StatusReplaced
+// for a device's older connection, StatusGoingAway on shutdown). The close
+// goes out in the background; Run returns an error wrapping ErrClosed and
+// a *CloseError with this code.
+func (p *Peer) Close(code int, reason string) error {
+	p.fail(fmt.Errorf("%w: %w", ErrClosed, &CloseError{Code: code, Reason: reason}), code, reason)
+	return nil
+}
+
+// Call sends a request and waits for its answer, decoding the result into
+// result (a pointer, or nil to ignore it). A failed request returns the
+// peer's *api.Error, so errors.Is(err, api.ErrNotFound) works. When ctx
+// ends first Call returns its error and a late answer is dropped; when the
+// link ends first Call returns an error wrapping ErrClosed.
+func (p *Peer) Call(ctx context.Context, op string, args, result any) error {
+	id := p.nextID.Add(1)
+	m, err := NewReq(id, op, args)
+	if err != nil {
+		return err
+	}
+	b, err := EncodeMsg(m)
+	if err != nil {
+		return err
+	}
+	ch := make(chan Msg, 1)
+	p.mu.Lock()
+	if p.err != nil {
+		err := p.err
+		p.mu.Unlock()
+		return fmt.Errorf("link: %s: %w", op, err)
+	}
+	p.pending[id] = ch
+	p.mu.Unlock()
+	defer p.forget(id)
+
+	if err := p.write(ctx, Text, b); err != nil {
+		return fmt.Errorf("link: %s: %w", op, err)
+	}
+	select {
+	case res := <-ch:
+		return p.result(op, res, result)
+	case <-ctx.Done():
+		return fmt.Errorf("link: %s: %w", op, ctx.Err())
+	case <-p.done:
+		select {
+		case res := <-ch: // it made it just in time
+			return p.result(op, res, result)
+		default:
+		}
+		return fmt.Errorf("link: %s: %w", op, p.Err())
+	}
+}
+
+func (p *Peer) result(op string, res Msg, v any) error {
+	if err := res.Err(); err != nil {
+		return err // the peer's *api.Error, as it is
+	}
+	if err := res.DecodeResult(v); err != nil {
+		return fmt.Errorf("link: %s: %w", op, err)
+	}
+	return nil
+}
+
+func (p *Peer) forget(id uint64) {
+	p.mu.Lock()
+	delete(p.pending, id)
+	p.mu.Unlock()
+}
+
+// Reply answers request id: with err when it is not nil (its *api.Error,
+// or an internal error with its text), else with result (nil is {}). A
+// result too big for the link is answered with a too_large error instead.
+func (p *Peer) Reply(id uint64, result any, err error) error {
+	m, encErr := NewRes(id, result, err)
+	if encErr != nil {
+		m, _ = NewRes(id, nil, api.Errorf(api.CodeInternal, "encoding the result: %v", encErr))
+	}
+	b, encErr := EncodeMsg(m)
+	if encErr != nil {
+		m, _ = NewRes(id, nil, api.Errorf(api.CodeTooLarge, "the answer is over the link's limit of %d bytes", MaxFrame))
+		if b, encErr = EncodeMsg(m); encErr != nil {
+			return encErr
+		}
+	}
+	return p.write(context.Background(), Text, b)
+}
+
+// Send sends a control message. One over MaxFrame is refused with an error
+// wrapping ErrTooBig, and the link stays up.
+func (p *Peer) Send(m Msg) error {
+	b, err := EncodeMsg(m)
+	if err != nil {
+		return err
+	}
+	return p.write(context.Background(), Text, b)
+}
+
+// SendFrame sends a terminal frame. One over MaxFrame is refused with an
+// error wrapping ErrTooBig, and the link stays up.
+func (p *Peer) SendFrame(f Frame) error {
+	b := EncodeFrame(f)
+	if len(b) > MaxFrame {
+		return fmt.Errorf("link: frame: %w: %d bytes, the limit is %d", ErrTooBig, len(b), MaxFrame)
+	}
+	return p.write(context.Background(), Binary, b)
+}
+
+// Heartbeat sends a ping every interval and closes the link as dead when
+// the peer has sent nothing at all (no message of any kind) for three
+// intervals; Run then returns an error wrapping ErrDead. Heartbeat returns
+// when ctx ends or the link is down: ctx's error, or why the link ended.
+// (Pongs are sent by Run whether or not Heartbeat runs.)
+func (p *Peer) Heartbeat(ctx context.Context, every time.Duration) error {
+	if every <= 0 {
+		return errors.New("link: heartbeat interval must be positive")
+	}
+	limit := 3 * every
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	check := time.NewTimer(limit)
+	defer check.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.done:
+			return p.Err()
+		case <-tick.C:
+			// In the background: a ping stuck behind a slow write must not
+			// delay the check.
+			if p.pinging.CompareAndSwap(false, true) {
+				go func() {
+					defer p.pinging.Store(false)
+					_ = p.Send(Msg{T: TypePing, ID: p.nextID.Add(1)})
+				}()
+			}
+		case <-check.C:
+			silent := p.sinceRecv()
+			if p.blocked.Load() {
+				// Not reading is our handlers' fault, not the peer's;
+				// StallTimeout deals with it.
+				check.Reset(limit)
+				continue
+			}
+			if silent < limit {
+				check.Reset(limit - silent)
+				continue
+			}
+			p.fail(fmt.Errorf("%w: %w: silent for %v (3 heartbeat intervals of %v)", ErrClosed, ErrDead, silent.Round(time.Millisecond), every),
+				StatusGoingAway, "heartbeat timeout")
+			return p.Err()
+		}
+	}
+}
+
+func (p *Peer) touch() { p.lastRecv.Store(int64(time.Since(p.start))) }
+
+func (p *Peer) sinceRecv() time.Duration {
+	return time.Since(p.start) - time.Duration(p.lastRecv.Load())
+}
+
+// fail ends the link once: records why, fails the pending calls (they wait
+// on done) and closes the conn in the background, sending code and reason.
+func (p *Peer) fail(err error, code int, reason string) {
+	p.mu.Lock()
+	if p.err != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.err = err
+	p.pending = nil
+	close(p.done)
+	p.mu.Unlock()
+	go func() { _ = p.conn.Close(code, reason) }()
+}
+
+func (p *Peer) isDone() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// write sends one message, one writer at a time. ctx bounds only the wait
+// for the turn: once started, a write is bounded by WriteTimeout, and a
+// failed write ends the link.
+func (p *Peer) write(ctx context.Context, kind Kind, b []byte) error {
+	select {
+	case p.wsem <- struct{}{}:
+	case <-p.done:
+		return p.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-p.wsem }()
+	if p.isDone() {
+		return p.Err()
+	}
+	wctx, cancel := context.WithTimeout(context.Background(), p.opts.WriteTimeout)
+	defer cancel()
+	if err := p.conn.Write(wctx, kind, b); err != nil {
+		// A write fails when the conn is gone, often because the peer
+		// closed it: its close, which the reader is about to see, says
+		// more than "use of closed connection". Give the reader a moment.
+		err = fmt.Errorf("%w: %w", ErrClosed, err)
+		p.mu.Lock()
+		if p.writeErr == nil {
+			p.writeErr = err
+		}
+		p.mu.Unlock()
+		t := time.NewTimer(writeFailGrace)
+		defer t.Stop()
+		select {
+		case <-p.done:
+		case <-t.C:
+			p.fail(err, StatusInternal, "write failed")
+		}
+		return p.Err()
+	}
+	return nil
+}
+
+// writeFailGrace is how long a failed write waits for the reader to report
+// why the conn is gone.
+const writeFailGrace = time.Second
+
+// readLoop reads until the conn fails, handling pings and answers itself
+// and queueing the rest for the handlers.
+func (p *Peer) readLoop(ctx context.Context) {
+	for {
+		kind, b, err := p.conn.Read(ctx)
+		if err != nil {
+			code, reason := StatusInternal, "read failed"
+			err = fmt.Errorf("%w: %w", ErrClosed, err)
+			var ce *CloseError
+			switch {
+			case errors.As(err, &ce) && !ce.Remote:
+				code, reason = ce.Code, ce.Reason // a message too big
+			case errors.As(err, &ce):
+			default:
+				// Not the peer's close: our failed write (a timeout, say)
+				// closed the conn under the reader and says more.
+				p.mu.Lock()
+				if p.writeErr != nil {
+					err = p.writeErr
+				}
+				p.mu.Unlock()
+			}
+			p.fail(err, code, reason)
+			return
+		}
+		p.touch()
+		if !p.dispatch(kind, b) {
+			return
+		}
+	}
+}
+
+// dispatch handles one message; false means the link is down.
+func (p *Peer) dispatch(kind Kind, b []byte) bool {
+	switch kind {
+	case Binary:
+		f, err := DecodeFrame(b)
+		if err != nil && !errors.Is(err, ErrUnknownFrame) {
+			p.fail(fmt.Errorf("%w: the peer sent an %w; closed with 1007", ErrClosed, err), StatusInvalidData, "invalid frame")
+			return false
+		}
+		return p.enqueue(inbound{frame: f, isFrame: true}, len(b)+handlerOverhead)
+	case Text:
+		m, err := DecodeMsg(b)
+		if err != nil {
+			p.fail(fmt.Errorf("%w: the peer sent an %w; closed with 1007", ErrClosed, err), StatusInvalidData, "invalid message")
+			return false
+		}
+		switch m.T {
+		case TypePing:
+			p.pong(m.ID)
+		case TypePong:
+		case TypeRes:
+			p.resolve(m)
+		default:
+			return p.enqueue(inbound{msg: m}, 2*len(b)+handlerOverhead)
+		}
+		return true
+	}
+	p.fail(fmt.Errorf("%w: the peer sent a message of %v kind; closed with 1003", ErrClosed, kind), 1003, "unsupported data")
+	return false
+}
+
+// pong answers a ping in the background (the reader never writes: two
+// readers each stuck writing to the other would never read again). One
+// pong at a time is enough: any message proves we are alive.
+func (p *Peer) pong(id uint64) {
+	if p.ponging.CompareAndSwap(false, true) {
+		go func() {
+			defer p.ponging.Store(false)
+			_ = p.Send(Msg{T: TypePong, ID: id})
+		}()
+	}
+}
+
+// resolve hands a res to the Call waiting for it; a late answer (the call
+// gave up) or a stray one is dropped.
+func (p *Peer) resolve(m Msg) {
+	p.mu.Lock()
+	ch := p.pending[m.ID]
+	delete(p.pending, m.ID)
+	p.mu.Unlock()
+	if ch != nil {
+		ch <- m // buffered, and sent to once
+	}
+}
+
+// enqueue queues an item for the handlers, waiting while the queue is
+// full; false means the link is down (or ended because the handlers made
+// no progress for StallTimeout).
+func (p *Peer) enqueue(it inbound, size int) bool {
+	p.qmu.Lock()
+	if !p.q.fits(size, handlerBytes, handlerItems) {
+		p.blocked.Store(true)
+		defer func() {
+			p.touch() // the peer was not silent, we were not listening
+			p.blocked.Store(false)
+		}()
+		var t *time.Timer
+		for !p.q.fits(size, handlerBytes, handlerItems) {
+			ch := p.qchanged.wait()
+			p.qmu.Unlock()
+			if t == nil {
+				t = time.NewTimer(p.opts.StallTimeout)
+				defer t.Stop()
+			} else {
+				t.Reset(p.opts.StallTimeout)
+			}
+			select {
+			case <-ch: // a handler took one: progress
+			case <-p.done:
+				return false
+			case <-t.C:
+				p.fail(fmt.Errorf("%w: %w: no message taken for %v with %d waiting", ErrClosed, ErrStalled, p.opts.StallTimeout, p.queued()),
+					StatusInternal, "handlers stalled")
+				return false
+			}
+			p.qmu.Lock()
+		}
+	}
+	p.q.push(it, size)
+	p.qchanged.signal()
+	p.qmu.Unlock()
+	return true
+}
+
+func (p *Peer) queued() int {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	return p.q.len()
+}
+
+// handleLoop runs the handlers, one item at a time, until the link ends.
+func (p *Peer) handleLoop() {
+	for {
+		p.qmu.Lock()
+		for p.q.len() == 0 {
+			ch := p.qchanged.wait()
+			p.qmu.Unlock()
+			select {
+			case <-ch:
+			case <-p.done:
+				return
+			}
+			p.qmu.Lock()
+		}
+		it := p.q.pop()
+		p.qchanged.signal()
+		p.qmu.Unlock()
+		if p.isDone() {
+			return
+		}
+		p.deliver(it)
+	}
+}
+
+func (p *Peer) deliver(it inbound) {
+	if it.isFrame {
+		if p.opts.OnFrame != nil {
+			p.opts.OnFrame(it.frame)
+		}
+		return
+	}
+	if p.opts.OnMsg != nil {
+		p.opts.OnMsg(it.msg)
+		return
+	}
+	m := it.msg
+	if m.ID != 0 && (m.T == TypeReq || !m.Known()) {
+		what := "message type " + m.T
+		if m.T == TypeReq {
+			what = "request " + m.Op
+		}
+		_ = p.Reply(m.ID, nil, api.Errorf(api.CodeBadRequest, "unsupported %s", what))
+	}
+}
