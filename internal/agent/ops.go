@@ -475,7 +475,9 @@ func (a *Agent) Capture(ctx context.Context, id string, history int) (api.Screen
 const (
 	runDefaultTimeout = time.Minute
 	runMaxTimeout     = 10 * time.Minute
-	runMaxOutput      = 1 << 20
+	// runMaxOutput keeps a result well inside the device link's 1 MiB
+	// frame even after JSON escaping.
+	runMaxOutput = 256 << 10
 )
 
 // Run runs a command beside a session: in the directory its pane is in,

@@ -210,7 +210,7 @@ func TestRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !res.Truncated || len(res.Output) != 1<<20 || res.ExitCode != 0 {
+		if !res.Truncated || len(res.Output) != 256<<10 || res.ExitCode != 0 {
 			t.Errorf("Run of 3 MB: truncated %v, %d bytes, exit %d; want truncated at 1 MiB", res.Truncated, len(res.Output), res.ExitCode)
 		}
 	})

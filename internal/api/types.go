@@ -125,10 +125,15 @@ type Session struct {
 	Args            []string  `json:"args,omitempty"`
 	CreatedAt       time.Time `json:"created_at"`
 	UpdatedAt       time.Time `json:"updated_at"`
+	// Offline: the session's device is not connected to the hub; this is
+	// its last known state.
+	Offline bool `json:"offline,omitempty"`
 }
 
 // CreateRequest asks for a new session.
 type CreateRequest struct {
+	// Device names the machine (through a hub; empty: the only one).
+	Device string   `json:"device,omitempty"`
 	Dir    string   `json:"dir"`
 	Name   string   `json:"name,omitempty"`
 	Resume string   `json:"resume,omitempty"` // a Claude session id to resume
@@ -176,6 +181,35 @@ type RunResult struct {
 	ExitCode   int    `json:"exit_code"`
 	Truncated  bool   `json:"truncated,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
+}
+
+// DownloadRequest fetches a URL (http(s) or s3://bucket/key) into a
+// session's directory.
+type DownloadRequest struct {
+	URL string `json:"url"`
+	// Path is relative to the session's directory; empty: the URL's name.
+	Path      string `json:"path,omitempty"`
+	Overwrite bool   `json:"overwrite,omitempty"`
+	// MaxBytes caps the size (0: the default, 100 MiB).
+	MaxBytes int64 `json:"max_bytes,omitempty"`
+}
+
+// DownloadResult says where a download went.
+type DownloadResult struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Device is a machine as the hub knows it.
+type Device struct {
+	ID       string    `json:"id"`
+	Name     string    `json:"name"`
+	Online   bool      `json:"online"`
+	Hostname string    `json:"hostname,omitempty"`
+	OS       string    `json:"os,omitempty"`
+	Version  string    `json:"version,omitempty"`
+	LastSeen time.Time `json:"last_seen,omitzero"`
 }
 
 // DirEntry is one entry of a directory listing.

@@ -203,7 +203,7 @@ func TestRunExitCode(t *testing.T) {
 	if r := in.run("run", "--timeout", "200ms", id, "--", "sleep", "10"); r.code != 124 || !strings.Contains(r.stdout, "timed out") {
 		t.Errorf("timeout: %+v", r)
 	}
-	if r := in.run("run", id, "--", "sh", "-c", "yes | head -c 1100000"); r.code != 0 || !strings.Contains(r.stderr, "cut") || len(r.stdout) < 1<<20 {
+	if r := in.run("run", id, "--", "sh", "-c", "yes | head -c 1100000"); r.code != 0 || !strings.Contains(r.stderr, "cut") || len(r.stdout) < 256<<10 {
 		t.Errorf("capped output: exit %d, %d bytes, stderr %q", r.code, len(r.stdout), r.stderr)
 	}
 	// Without "--" the command's own flags are still the command's.
@@ -352,7 +352,9 @@ func TestHookStuckAgentBounded(t *testing.T) {
 	start := time.Now()
 	stdout, stderr, code, _ := runProcess(t, in.environ(), strings.NewReader(big), "hook")
 	took := time.Since(start)
-	if code != 0 || stdout != "" || took > 1500*time.Millisecond {
+	// The hook gives up after hookTimeout; the rest is starting a process on
+	// a machine that may be busy with other tests.
+	if code != 0 || stdout != "" || took > hookTimeout+2*time.Second {
 		t.Errorf("hook to a stuck agent: exit %d, stdout %q, stderr %q, took %v", code, stdout, stderr, took)
 	}
 }

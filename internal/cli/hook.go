@@ -21,7 +21,7 @@ import (
 
 // hookTimeout bounds a delivery when the agent is slow or stuck; with no
 // agent at all the connect fails at once.
-const hookTimeout = 800 * time.Millisecond
+const hookTimeout = 500 * time.Millisecond
 
 // newHookCmd documents `corral hook` and `corral statusline` in --help.
 // Claude's calls never get here: Main takes them on a fast path.

@@ -81,6 +81,8 @@ other commands or from the browser.`,
 
 	root.AddCommand(
 		newServeCmd(e),
+		newAgentCmd(e),
+		newHubCmd(e),
 		newNewCmd(e),
 		newLsCmd(e),
 		newSendCmd(e),

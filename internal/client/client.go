@@ -193,6 +193,18 @@ func (c *Client) Viewed(ctx context.Context, id string) error {
 	return c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/viewed", nil, nil)
 }
 
+// Download fetches a URL into a session's directory.
+func (c *Client) Download(ctx context.Context, id string, req api.DownloadRequest) (r api.DownloadResult, err error) {
+	err = c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/download", req, &r)
+	return
+}
+
+// Devices lists the machines (through a hub).
+func (c *Client) Devices(ctx context.Context) (l []api.Device, err error) {
+	err = c.do(ctx, "GET", "/api/v1/devices", nil, &l)
+	return
+}
+
 // ListDir lists a directory on a device ("" for the local one).
 func (c *Client) ListDir(ctx context.Context, device, path string) (l api.DirListing, err error) {
 	q := url.Values{"path": {path}}

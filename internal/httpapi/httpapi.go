@@ -41,6 +41,8 @@ type Backend interface {
 	Viewed(ctx context.Context, id string) error
 	ListDir(ctx context.Context, device, path string) (api.DirListing, error)
 	Resumable(ctx context.Context, device, dir string) ([]api.Resumable, error)
+	Download(ctx context.Context, id string, req api.DownloadRequest) (api.DownloadResult, error)
+	Devices(ctx context.Context) ([]api.Device, error)
 	Subscribe(ctx context.Context, since uint64) (Subscription, error)
 	Version(ctx context.Context) api.VersionInfo
 }
@@ -94,6 +96,8 @@ func New(b Backend, opts Options) *Handler {
 		{"GET /api/v1/sessions/{id}/screen", h.screen},
 		{"POST /api/v1/sessions/{id}/run", h.run},
 		{"POST /api/v1/sessions/{id}/viewed", h.viewed},
+		{"POST /api/v1/sessions/{id}/download", h.download},
+		{"GET /api/v1/devices", h.devices},
 		{"GET /api/v1/dirs", h.dirs},
 		{"GET /api/v1/resumable", h.resumable},
 		{"GET /api/v1/events", h.events},
@@ -294,6 +298,32 @@ func (h *Handler) viewed(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+func (h *Handler) download(w http.ResponseWriter, r *http.Request) error {
+	var req api.DownloadRequest
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	if req.URL == "" {
+		return api.Errorf(api.CodeBadRequest, "url is required")
+	}
+	res, err := h.b.Download(r.Context(), r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, res)
+}
+
+func (h *Handler) devices(w http.ResponseWriter, r *http.Request) error {
+	l, err := h.b.Devices(r.Context())
+	if err != nil {
+		return err
+	}
+	if l == nil {
+		l = []api.Device{}
+	}
+	return writeJSON(w, 200, l)
 }
 
 func (h *Handler) dirs(w http.ResponseWriter, r *http.Request) error {

@@ -27,7 +27,8 @@ const (
 	TypePing       = "ping"        // heartbeat, id
 	TypePong       = "pong"        // its answer, id
 	TypeTermExit   = "term_exit"   // A→H, stream and reason
-	TypeTermRedraw = "term_redraw" // A→H, stream and new_stream
+	TypeTermRedraw = "term_redraw" // A→H, stream: it fell behind, open a new one
+	TypeTermAck    = "term_ack"    // H→A, stream and offset: delivered so far
 )
 
 // Request ops (the "op" of a req). ops.go has their arguments and results.
@@ -112,10 +113,11 @@ type Msg struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *api.Error      `json:"error,omitempty"`
 
-	// term_exit and term_redraw
+	// term_exit, term_redraw and term_ack
 	Stream    uint32 `json:"stream,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	NewStream uint32 `json:"new_stream,omitempty"`
+	Offset    uint64 `json:"offset,omitempty"`
 
 	// Raw is the message as received (set by DecodeMsg, never sent), for
 	// callers that read a type this package does not know.
@@ -128,7 +130,7 @@ type Msg struct {
 func (m Msg) Known() bool {
 	switch m.T {
 	case TypeHello, TypeWelcome, TypeSync, TypeEvent, TypeReq, TypeRes,
-		TypePing, TypePong, TypeTermExit, TypeTermRedraw:
+		TypePing, TypePong, TypeTermExit, TypeTermRedraw, TypeTermAck:
 		return true
 	}
 	return false
@@ -144,7 +146,7 @@ func (m Msg) MarshalJSON() ([]byte, error) {
 		Event: m.Event,
 		Op:    m.Op, Args: m.Args,
 		Result: m.Result, Error: m.Error,
-		Stream: m.Stream, Reason: m.Reason, NewStream: m.NewStream,
+		Stream: m.Stream, Reason: m.Reason, NewStream: m.NewStream, Offset: m.Offset,
 	}
 	if m.Seq != 0 || m.T == TypeSync || m.T == TypeEvent {
 		w.Seq = &m.Seq
@@ -192,6 +194,7 @@ type wireMsg struct {
 	Stream       uint32          `json:"stream,omitempty"`
 	Reason       string          `json:"reason,omitempty"`
 	NewStream    uint32          `json:"new_stream,omitempty"`
+	Offset       uint64          `json:"offset,omitempty"`
 }
 
 // EncodeMsg returns the JSON of m, or an error wrapping ErrTooBig when it

@@ -54,6 +54,9 @@ type Options struct {
 	Loopback bool
 	// Assets overrides the embedded UI (tests, development: os.DirFS).
 	Assets fs.FS
+	// Link serves GET /api/v1/link, where devices dial in (a hub). It does
+	// its own authentication, by device token.
+	Link http.Handler
 }
 
 // Server is the dashboard's HTTP handler.
@@ -76,6 +79,9 @@ func New(b Backend, opts Options) *Server {
 	s.mux.HandleFunc("POST /api/v1/auth/login", s.login)
 	s.mux.HandleFunc("POST /api/v1/auth/logout", s.logout)
 	s.mux.HandleFunc("GET /api/v1/auth/me", s.me)
+	if opts.Link != nil {
+		s.mux.Handle("GET /api/v1/link", opts.Link)
+	}
 	// Everything else under /api/ needs a credential.
 	authed := []struct {
 		pattern string

@@ -172,7 +172,16 @@ func TestBrowserStatusFlow(t *testing.T) {
 	// The card shows what Claude wants and the screen's options.
 	within(t, ctx, 20*time.Second, "the needs-input card",
 		chromedp.WaitVisible(css(`[data-testid="needs-input-card"] button[aria-label="Yes"]`)))
-	card := get(t, ctx, 5*time.Second, "card text", chromedp.Text(css(`[data-testid="needs-input-card"]`)))
+	// The session file announces the dialog first; the tool and its input
+	// follow from the PermissionRequest hook moments later.
+	var card string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		card = get(t, ctx, 5*time.Second, "card text", chromedp.Text(css(`[data-testid="needs-input-card"]`)))
+		if (strings.Contains(card, "Bash") && strings.Contains(card, "created_by_tool")) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if !strings.Contains(card, "Bash") || !strings.Contains(card, "created_by_tool") {
 		t.Errorf("card does not show the tool and command: %q", card)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/testkit/fakeapi"
 )
 
 // TestFixtureScenario replays the scenario the fixtures were recorded from
@@ -129,19 +130,25 @@ func TestFixtureScenario(t *testing.T) {
 // TestTwoSessions runs two sessions at once: their states are independent.
 func TestTwoSessions(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, harnessOptions{})
+	// Alpha's answer is held until beta's turn is over.
+	gate := fakeapi.NewGate()
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Rules: []fakeapi.Rule{
+		{Name: "held", Contains: "HELD one", Reply: fakeapi.Stalled(gate, fakeapi.Text("Alpha done."))},
+	}}})
 	a := h.newSession("--name", "alpha")
 	b := h.newSession("--name", "beta")
 	if a == b {
 		t.Fatal("same id twice")
 	}
-	h.send(a, "SLOW one")
+	h.send(a, "HELD one")
 	h.waitStatus(a, api.StatusBusy, 15*time.Second)
+	h.api.AwaitPrompt(t, "HELD one", 15*time.Second)
 	h.send(b, "say hello")
 	h.waitStatus(b, api.StatusReview, 30*time.Second)
 	if s := h.lsOne(a); s.Status != api.StatusBusy {
 		t.Errorf("a finished turn in beta changed alpha: %s", s.Status)
 	}
+	gate.Release()
 	h.waitStatus(a, api.StatusReview, 30*time.Second)
 	list := h.ls()
 	names := map[string]string{}

@@ -1,0 +1,372 @@
+// Package agentlink is the agent's end of the device link (docs/protocol.md):
+// it answers the hub's requests with the local agent, streams the agent's
+// events and terminals to the hub, and, when the hub is remote, keeps a
+// connection up by itself. The agent goes on running everything while the
+// hub is away; every reconnect starts with a full state sync, and terminal
+// streams resume from the byte the hub last saw.
+package agentlink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/corral-dev/corral/internal/agent"
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/link"
+	"github.com/corral-dev/corral/internal/term"
+	"github.com/corral-dev/corral/internal/version"
+)
+
+// Window is how far a terminal stream may run ahead of what the hub
+// acknowledged it delivered. It is below the agent's replay ring, so what a
+// lost connection dropped can always be resumed.
+const Window = 128 << 10
+
+// Options configure the agent's end.
+type Options struct {
+	Agent  *agent.Agent
+	Logger *slog.Logger
+}
+
+// Hello describes this machine to the hub.
+func Hello() link.Msg {
+	host, _ := os.Hostname()
+	return link.Msg{
+		T: link.TypeHello, Protocol: link.Protocol, Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH,
+		Version: version.String(),
+		Capabilities: []string{link.CapSessions, link.CapTerminal, link.CapRun, link.CapDirs, link.CapResumable,
+			link.CapDownload, link.CapTimeline},
+	}
+}
+
+// conn is one connection's state.
+type conn struct {
+	o    Options
+	log  *slog.Logger
+	peer *link.Peer
+	ctx  context.Context
+
+	mu      sync.Mutex
+	streams map[uint32]*linkStream
+}
+
+// linkStream is one terminal stream sent over the link.
+type linkStream struct {
+	num    uint32
+	st     *term.Stream
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	acked uint64
+	wake  chan struct{}
+}
+
+// Serve speaks the protocol on one connection until it ends: handshake,
+// sync, events, requests and terminals. It returns why the connection ended.
+func Serve(ctx context.Context, c link.Conn, o Options) error {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	welcome, err := link.ClientHello(ctx, c, Hello())
+	if err != nil {
+		c.Close(link.StatusProtocolError, "handshake failed")
+		return fmt.Errorf("handshake: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}}
+	cn.peer = link.NewPeer(c, link.Options{OnMsg: cn.onMsg, OnFrame: cn.onFrame})
+	runErr := make(chan error, 1)
+	go func() { runErr <- cn.peer.Run(ctx) }()
+	if hb := time.Duration(welcome.HeartbeatMS) * time.Millisecond; hb > 0 {
+		go cn.peer.Heartbeat(ctx, hb)
+	}
+	go cn.forwardEvents(ctx)
+	err = <-runErr
+	cancel()
+	cn.stopStreams()
+	return err
+}
+
+// forwardEvents sends the full state, then every change. A subscription
+// that fell behind starts over with a full state: the hub replaces what it
+// held.
+func (cn *conn) forwardEvents(ctx context.Context) {
+	bus := cn.o.Agent.Bus()
+	for ctx.Err() == nil {
+		sub := bus.Subscribe(0)
+		stop := context.AfterFunc(ctx, sub.Close)
+		for ev := range sub.C() {
+			var m link.Msg
+			if ev.Type == api.EventSnapshot {
+				m = link.Msg{T: link.TypeSync, Seq: ev.Seq, Sessions: ev.Sessions}
+			} else {
+				e := ev
+				m = link.Msg{T: link.TypeEvent, Seq: ev.Seq, Event: &e}
+			}
+			if err := cn.peer.Send(m); err != nil {
+				stop()
+				sub.Close()
+				return
+			}
+		}
+		stop()
+		sub.Close()
+	}
+}
+
+func (cn *conn) onMsg(m link.Msg) {
+	switch m.T {
+	case link.TypeReq:
+		// Requests may take a while (create, run, download): each runs on
+		// its own goroutine, so they never hold up the link.
+		go func() {
+			res, err := cn.handle(cn.ctx, m)
+			if rerr := cn.peer.Reply(m.ID, res, err); rerr != nil && cn.ctx.Err() == nil {
+				cn.log.Debug("reply", "op", m.Op, "err", rerr)
+			}
+		}()
+	case link.TypeTermAck:
+		cn.mu.Lock()
+		ls := cn.streams[m.Stream]
+		cn.mu.Unlock()
+		if ls != nil {
+			ls.ack(m.Offset)
+		}
+	default:
+		if !m.Known() {
+			cn.log.Debug("unknown message from the hub", "t", m.T)
+		}
+	}
+}
+
+func (cn *conn) onFrame(f link.Frame) {
+	if f.Type != link.FrameInput {
+		return
+	}
+	cn.mu.Lock()
+	ls := cn.streams[f.Stream]
+	cn.mu.Unlock()
+	if ls != nil {
+		ls.st.Write(f.Data)
+	}
+}
+
+// handle runs one request against the agent.
+func (cn *conn) handle(ctx context.Context, m link.Msg) (any, error) {
+	ag := cn.o.Agent
+	switch m.Op {
+	case link.OpCreate:
+		var a api.CreateRequest
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.Create(ctx, a)
+	case link.OpKill:
+		var a link.IDArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return link.Empty{}, ag.Kill(ctx, a.ID)
+	case link.OpRename:
+		var a link.RenameArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.Rename(ctx, a.ID, a.Name)
+	case link.OpInput:
+		var a link.InputArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return link.Empty{}, ag.SendText(ctx, a.ID, api.InputRequest{Text: a.Text, Enter: a.Enter})
+	case link.OpKeys:
+		var a link.KeysArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return link.Empty{}, ag.SendKeys(ctx, a.ID, a.Keys)
+	case link.OpViewed:
+		var a link.IDArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return link.Empty{}, ag.Viewed(ctx, a.ID)
+	case link.OpCapture:
+		var a link.CaptureArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.Capture(ctx, a.ID, a.History)
+	case link.OpRun:
+		var a link.RunArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.Run(ctx, a.ID, api.RunRequest{Argv: a.Argv, TimeoutMS: a.TimeoutMS})
+	case link.OpDirs:
+		var a link.DirsArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.ListDir(ctx, "", a.Path)
+	case link.OpResumable:
+		var a link.ResumableArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.Resumable(ctx, "", a.Dir)
+	case link.OpTimeline:
+		var a link.IDArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.Timeline(ctx, a.ID)
+	case link.OpDownload:
+		var a link.DownloadArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.Download(ctx, a.ID, api.DownloadRequest{URL: a.URL, Path: a.Path, Overwrite: a.Overwrite, MaxBytes: a.MaxBytes})
+	case link.OpTermOpen:
+		var a link.TermOpenArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return cn.openStream(a)
+	case link.OpTermClose:
+		var a link.TermCloseArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		cn.closeStream(a.Stream, false)
+		return link.Empty{}, nil
+	case link.OpTermResize:
+		var a link.TermResizeArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		cn.mu.Lock()
+		ls := cn.streams[a.Stream]
+		cn.mu.Unlock()
+		if ls == nil {
+			return nil, api.Errorf(api.CodeNotFound, "no terminal stream %d", a.Stream)
+		}
+		return link.Empty{}, ls.st.Resize(a.Cols, a.Rows)
+	}
+	return nil, api.Errorf(api.CodeBadRequest, "unknown op %q", m.Op)
+}
+
+// openStream attaches a terminal and starts sending its output.
+func (cn *conn) openStream(a link.TermOpenArgs) (link.TermOpenResult, error) {
+	if a.Stream == 0 {
+		return link.TermOpenResult{}, api.Errorf(api.CodeBadRequest, "stream number 0")
+	}
+	st, from, reset, err := cn.o.Agent.OpenTerminal(cn.ctx, a.ID, a.Cols, a.Rows, a.Resume, a.Offset)
+	if err != nil {
+		return link.TermOpenResult{}, err
+	}
+	ctx, cancel := context.WithCancel(cn.ctx)
+	ls := &linkStream{num: a.Stream, st: st, cancel: cancel, acked: from, wake: make(chan struct{})}
+	cn.mu.Lock()
+	if old := cn.streams[a.Stream]; old != nil {
+		old.cancel()
+		old.st.Detach()
+	}
+	cn.streams[a.Stream] = ls
+	cn.mu.Unlock()
+	st.Attach()
+	go cn.pump(ctx, ls, from)
+	return link.TermOpenResult{StreamID: st.StreamID(), Offset: from, Reset: reset}, nil
+}
+
+// pump sends a stream's output, never more than Window beyond what the hub
+// acknowledged: a slow viewer holds back this stream (and through it
+// tmux), not the link.
+func (cn *conn) pump(ctx context.Context, ls *linkStream, off uint64) {
+	for {
+		if !ls.waitWindow(ctx, off) {
+			return
+		}
+		data, err := ls.st.Read(ctx, off, link.MaxOutputChunk)
+		switch {
+		case errors.Is(err, term.ErrRedraw):
+			// The viewer fell behind a flood: the hub opens a fresh stream.
+			cn.closeStream(ls.num, true)
+			cn.peer.Send(link.Msg{T: link.TypeTermRedraw, Stream: ls.num})
+			return
+		case errors.Is(err, term.ErrClosed):
+			cn.closeStream(ls.num, true)
+			cn.peer.Send(link.Msg{T: link.TypeTermExit, Stream: ls.num, Reason: "the terminal closed"})
+			return
+		case err != nil:
+			return // the link or the stream went away
+		}
+		if err := cn.peer.SendFrame(link.OutputFrame(ls.num, off, data)); err != nil {
+			return
+		}
+		off += uint64(len(data))
+	}
+}
+
+func (ls *linkStream) waitWindow(ctx context.Context, off uint64) bool {
+	for {
+		ls.mu.Lock()
+		if off-ls.acked < Window {
+			ls.mu.Unlock()
+			return true
+		}
+		w := ls.wake
+		ls.mu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (ls *linkStream) ack(off uint64) {
+	ls.mu.Lock()
+	if off > ls.acked {
+		ls.acked = off
+		close(ls.wake)
+		ls.wake = make(chan struct{})
+	}
+	ls.mu.Unlock()
+}
+
+// closeStream stops sending a stream. The terminal itself stays in the
+// agent for a while (a viewer may come back to it) unless it is done.
+func (cn *conn) closeStream(num uint32, done bool) {
+	cn.mu.Lock()
+	ls := cn.streams[num]
+	delete(cn.streams, num)
+	cn.mu.Unlock()
+	if ls == nil {
+		return
+	}
+	ls.cancel()
+	ls.st.Detach()
+	if done {
+		ls.st.Close()
+	}
+}
+
+func (cn *conn) stopStreams() {
+	cn.mu.Lock()
+	nums := make([]uint32, 0, len(cn.streams))
+	for n := range cn.streams {
+		nums = append(nums, n)
+	}
+	cn.mu.Unlock()
+	for _, n := range nums {
+		cn.closeStream(n, false)
+	}
+}

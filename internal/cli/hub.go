@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/events"
+	"github.com/corral-dev/corral/internal/hub"
+	"github.com/corral-dev/corral/internal/notify"
+	"github.com/corral-dev/corral/internal/store"
+)
+
+type hubFlags struct {
+	webFlags
+	logLevel string
+}
+
+func newHubCmd(e *env) *cobra.Command {
+	var f hubFlags
+	cmd := &cobra.Command{
+		Use:   "hub",
+		Short: "Run a hub: one dashboard for the sessions of many machines",
+		Long: `Run a hub: machines running 'corral agent --hub URL --token T' dial in to it,
+and its users see their machines' sessions in one dashboard and API.
+
+Users and devices are managed with the subcommands (they work while the hub
+runs):
+  corral hub user add NAME            prints the user's API token (for --hub/--token)
+  corral hub device add NAME --user U prints the device's token (for corral agent)
+
+Serve it with TLS (--tls-cert/--tls-key) or behind a TLS reverse proxy on
+loopback (docs/hub.md).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runHub(cmd.Context(), e, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:7777", "address to serve the dashboard, the API and the device link on")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (with --tls-key): serve HTTPS")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file")
+	fl.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP on a non-loopback address (a private network only)")
+	cmd.AddCommand(newHubUserCmd(e), newHubDeviceCmd(e))
+	return cmd
+}
+
+func runHub(ctx context.Context, e *env, f hubFlags) error {
+	d, err := openDaemon(e, f.logLevel)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	accounts := hub.NewAccounts(d.store)
+	nctx, stopNotify := context.WithCancel(context.Background())
+	defer stopNotify()
+	notifier, err := notify.New(nctx, d.store, notify.Options{Logger: d.log})
+	if err != nil {
+		return err
+	}
+	defer notifier.Wait()
+	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.store, Accounts: accounts,
+		OnUser: func(user string, bus *events.Bus) { notifier.Run(nctx, user, bus) }})
+	if err != nil {
+		return err
+	}
+	go hb.Watch(ctx)
+	addr, base, err := d.serveWeb(f.webFlags, hb, accounts, notifier, hb.LinkHandler())
+	if err != nil {
+		return err
+	}
+	if err := d.serveUnix(hb); err != nil {
+		return err
+	}
+	d.log.Info("hub serving", "listen", addr, "data_dir", d.dir)
+	fmt.Fprintf(e.stdout, "corral hub: %s (link: %s/api/v1/link)\n", base, base)
+	return d.wait(ctx)
+}
+
+// openHubStore opens a hub's database for the management commands; they
+// work while the hub runs (SQLite in WAL mode).
+func openHubStore(e *env) (*store.Store, *hub.Accounts, error) {
+	dir, err := e.dir()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := datadir.Ensure(dir); err != nil {
+		return nil, nil, err
+	}
+	st, err := store.Open(filepath.Join(dir, datadir.Database))
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, hub.NewAccounts(st), nil
+}
+
+func newHubUserCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{Use: "user", Short: "Manage the hub's users"}
+	var pwStdin, asJSON bool
+	add := &cobra.Command{
+		Use:   "add NAME [--password-stdin]",
+		Short: "Add a user; prints their API token once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pw := ""
+			if pwStdin {
+				var err error
+				if pw, err = readPassword(e, true); err != nil {
+					return err
+				}
+			}
+			st, acc, err := openHubStore(e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			tok, err := acc.AddUser(cmd.Context(), args[0], pw)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stdout, tok)
+			fmt.Fprintf(e.stderr, "user %s added; the line above is their API token (shown once): corral --hub URL --token TOKEN ls\n", args[0])
+			return nil
+		},
+	}
+	add.Flags().BoolVar(&pwStdin, "password-stdin", false, "also set a password for the web login, read from stdin")
+	passwd := &cobra.Command{
+		Use:   "passwd NAME",
+		Short: "Set a user's web password (from the terminal, or --stdin)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pw, err := readPassword(e, pwStdin)
+			if err != nil {
+				return err
+			}
+			st, acc, err := openHubStore(e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			return acc.SetPassword(cmd.Context(), args[0], pw)
+		},
+	}
+	passwd.Flags().BoolVar(&pwStdin, "stdin", false, "read the password from stdin")
+	token := &cobra.Command{
+		Use:   "token NAME",
+		Short: "Give a user a new API token (the old one stops working)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, acc, err := openHubStore(e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			tok, err := acc.RotateToken(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stdout, tok)
+			return nil
+		},
+	}
+	rm := &cobra.Command{
+		Use:   "rm NAME",
+		Short: "Remove a user and their devices",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, acc, err := openHubStore(e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			return acc.RemoveUser(cmd.Context(), args[0])
+		},
+	}
+	ls := &cobra.Command{
+		Use:   "ls",
+		Short: "List users",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, acc, err := openHubStore(e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			users, err := acc.Users(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(e.stdout).Encode(users)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "USER\tPASSWORD\tCREATED")
+			for _, u := range users {
+				fmt.Fprintf(tw, "%s\t%v\t%s\n", u.Name, u.HasPassword, u.CreatedAt.Local().Format(time.DateTime))
+			}
+			return tw.Flush()
+		},
+	}
+	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(add, passwd, token, rm, ls)
+	return cmd
+}
+
+func newHubDeviceCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{Use: "device", Short: "Manage the machines that may connect"}
+	var user string
+	var asJSON bool
+	add := &cobra.Command{
+		Use:   "add NAME --user U",
+		Short: "Allow a machine to connect; prints its token once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, acc, err := openHubStore(e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			_, tok, err := acc.AddDevice(cmd.Context(), user, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stdout, tok)
+			fmt.Fprintf(e.stderr, "device %s of %s added; the line above is its token (shown once): corral agent --hub URL --token TOKEN\n", args[0], user)
+			return nil
+		},
+	}
+	add.Flags().StringVar(&user, "user", "", "the user who owns the machine")
+	add.MarkFlagRequired("user")
+	revoke := &cobra.Command{
+		Use:   "revoke NAME --user U",
+		Short: "Revoke a machine's token (a connected machine is cut off within seconds)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, acc, err := openHubStore(e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			_, err = acc.RevokeDevice(cmd.Context(), user, args[0])
+			return err
+		},
+	}
+	revoke.Flags().StringVar(&user, "user", "", "the user who owns the machine")
+	revoke.MarkFlagRequired("user")
+	ls := &cobra.Command{
+		Use:   "ls [--user U]",
+		Short: "List machines",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, acc, err := openHubStore(e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			list, err := acc.Devices(cmd.Context(), user)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(e.stdout).Encode(list)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "USER\tDEVICE\tHOST\tLAST SEEN")
+			for _, d := range list {
+				seen := ""
+				if !d.LastSeen.IsZero() {
+					seen = d.LastSeen.Local().Format(time.DateTime)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Owner, d.Name, d.Hostname, seen)
+			}
+			return tw.Flush()
+		},
+	}
+	ls.Flags().StringVar(&user, "user", "", "only this user's machines")
+	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(add, revoke, ls)
+	return cmd
+}

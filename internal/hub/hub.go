@@ -1,0 +1,483 @@
+// Package hub is everything about people: it holds the devices (machines
+// running an agent) that connect over the device link, the state of their
+// sessions, and each user's view of them. It routes every request to the
+// device that owns the session, after checking that the asking user owns
+// the device, and relays terminal streams between browsers and agents.
+// `corral serve` is a hub with one device joined by an in-memory link.
+package hub
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/events"
+	"github.com/corral-dev/corral/internal/link"
+	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/version"
+)
+
+// Heartbeat is how often both ends of a link say they are alive.
+const Heartbeat = 15 * time.Second
+
+// DeviceInfo identifies a device to the hub.
+type DeviceInfo struct {
+	ID    string
+	Name  string
+	Owner string
+	// Local: the hub's own in-process device (corral serve); its sessions
+	// carry no device name.
+	Local bool
+}
+
+// Options configure a Hub.
+type Options struct {
+	Logger *slog.Logger
+	// Store keeps the devices' last known sessions (optional).
+	Store *store.Store
+	// Accounts authenticate device links (nil: no remote devices).
+	Accounts *Accounts
+	// OnUser is called once for every user whose bus comes to life, so the
+	// caller can attach notifications to it.
+	OnUser func(user string, bus *events.Bus)
+	// Heartbeat overrides the link heartbeat (tests).
+	Heartbeat time.Duration
+}
+
+// Hub routes between users and devices.
+type Hub struct {
+	o   Options
+	log *slog.Logger
+
+	mu      sync.Mutex
+	users   map[string]*events.Bus // by owner
+	devices map[string]*device     // by device id
+	owner   map[string]string      // session id -> device id
+	// synced holds channels closed at a device's next sync.
+	synced map[string][]chan struct{}
+}
+
+// device is one device's state.
+type device struct {
+	info     DeviceInfo
+	peer     *link.Peer // nil while offline
+	hello    link.Msg
+	lastSeen time.Time
+	sessions map[string]api.Session
+
+	streams    map[uint32]*stream
+	nextStream uint32
+}
+
+// New makes a hub and loads the devices' last known sessions.
+func New(ctx context.Context, o Options) (*Hub, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = Heartbeat
+	}
+	h := &Hub{o: o, log: o.Logger, users: map[string]*events.Bus{}, devices: map[string]*device{}, owner: map[string]string{}, synced: map[string][]chan struct{}{}}
+	if err := h.load(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// bus returns a user's event bus, making it on first use. The caller holds
+// h.mu.
+func (h *Hub) busLocked(user string) *events.Bus {
+	b, ok := h.users[user]
+	if !ok {
+		b = events.New(events.Options{})
+		h.users[user] = b
+		if h.o.OnUser != nil {
+			go h.o.OnUser(user, b)
+		}
+	}
+	return b
+}
+
+// Bus returns a user's event bus.
+func (h *Hub) Bus(user string) *events.Bus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.busLocked(user)
+}
+
+// load restores the last known sessions of the remote devices, offline
+// until they connect again.
+func (h *Hub) load(ctx context.Context) error {
+	if h.o.Store == nil || h.o.Accounts == nil {
+		return nil
+	}
+	devs, err := h.o.Accounts.Devices(ctx, "")
+	if err != nil {
+		return err
+	}
+	rows, err := h.o.Store.DB().QueryContext(ctx, `SELECT device_id, session FROM device_sessions`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	byID := map[string][]api.Session{}
+	for rows.Next() {
+		var id, js string
+		if err := rows.Scan(&id, &js); err != nil {
+			return err
+		}
+		var s api.Session
+		if json.Unmarshal([]byte(js), &s) == nil {
+			s.Offline = true
+			byID[id] = append(byID[id], s)
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, d := range devs {
+		dev := &device{info: DeviceInfo{ID: d.ID, Name: d.Name, Owner: d.Owner}, lastSeen: d.LastSeen, sessions: map[string]api.Session{}, streams: map[uint32]*stream{}}
+		h.devices[d.ID] = dev
+		var list []api.Session
+		for _, s := range byID[d.ID] {
+			dev.sessions[s.ID] = s
+			h.owner[s.ID] = d.ID
+			list = append(list, s)
+		}
+		h.busLocked(d.Owner).Load(list)
+	}
+	return rows.Err()
+}
+
+// LinkHandler serves GET /api/v1/link: devices dial in here.
+func (h *Hub) LinkHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.URL.Query().Get("v"); v != fmt.Sprint(link.Protocol) {
+			http.Error(w, fmt.Sprintf("unsupported link protocol %q; this hub speaks v=%d", v, link.Protocol), http.StatusBadRequest)
+			return
+		}
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || h.o.Accounts == nil {
+			h.log.Warn("device link without a token refused", "from", r.RemoteAddr)
+			http.Error(w, "missing device token", http.StatusUnauthorized)
+			return
+		}
+		d, ok := h.o.Accounts.DeviceByToken(r.Context(), tok)
+		if !ok {
+			h.log.Warn("device link with a wrong or revoked token refused", "from", r.RemoteAddr)
+			http.Error(w, "wrong or revoked device token", http.StatusUnauthorized)
+			return
+		}
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+		if err != nil {
+			return
+		}
+		info := DeviceInfo{ID: d.ID, Name: d.Name, Owner: d.Owner}
+		err = h.Attach(r.Context(), info, link.NewWebSocket(c, 0))
+		h.log.Info("device link ended", "device", d.String(), "from", r.RemoteAddr, "err", err)
+	})
+}
+
+// Attach serves one device connection until it ends. A newer connection of
+// the same device replaces an older one.
+func (h *Hub) Attach(ctx context.Context, info DeviceInfo, c link.Conn) error {
+	hello, err := link.ServerHello(ctx, c, func(hello link.Msg) (link.Msg, error) {
+		return link.Msg{T: link.TypeWelcome, DeviceID: info.ID, DeviceName: info.Name, HubVersion: version.String(),
+			HeartbeatMS: h.o.Heartbeat.Milliseconds()}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("handshake: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var peer *link.Peer
+	peer = link.NewPeer(c, link.Options{
+		OnMsg:   func(m link.Msg) { h.onMsg(info, peer, m) },
+		OnFrame: func(f link.Frame) { h.onFrame(info, peer, f) },
+	})
+
+	h.mu.Lock()
+	dev := h.devices[info.ID]
+	if dev == nil {
+		dev = &device{info: info, sessions: map[string]api.Session{}, streams: map[uint32]*stream{}}
+		h.devices[info.ID] = dev
+	}
+	old := dev.peer
+	dev.info = info
+	dev.peer, dev.hello, dev.lastSeen = peer, hello, time.Now()
+	h.mu.Unlock()
+	if old != nil {
+		old.Close(link.StatusReplaced, "replaced by a newer connection")
+	}
+	if h.o.Accounts != nil && !info.Local {
+		h.o.Accounts.Seen(ctx, info.ID, hello.Hostname)
+	}
+	h.log.Info("device connected", "device", info.Name, "owner", info.Owner, "host", hello.Hostname, "version", hello.Version)
+
+	go peer.Heartbeat(ctx, h.o.Heartbeat)
+	err = peer.Run(ctx)
+	h.offline(info.ID, peer)
+	return err
+}
+
+// offline marks a device's sessions as last known, if peer is still its
+// connection.
+func (h *Hub) offline(id string, peer *link.Peer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	dev := h.devices[id]
+	if dev == nil || dev.peer != peer {
+		return
+	}
+	dev.peer = nil
+	dev.lastSeen = time.Now()
+	for _, st := range dev.streams {
+		st.fail(errOffline)
+	}
+	dev.streams = map[uint32]*stream{}
+	bus := h.busLocked(dev.info.Owner)
+	for sid, s := range dev.sessions {
+		s.Offline = true
+		dev.sessions[sid] = s
+		bus.Update(s, s.Status, false)
+	}
+	h.log.Info("device offline", "device", dev.info.Name)
+}
+
+var errOffline = api.Errorf(api.CodeUnavailable, "the device went offline")
+
+// onMsg handles a device's messages: its state and its terminals.
+func (h *Hub) onMsg(info DeviceInfo, peer *link.Peer, m link.Msg) {
+	switch m.T {
+	case link.TypeSync:
+		h.sync(info, peer, m.Sessions)
+	case link.TypeEvent:
+		if m.Event != nil {
+			h.event(info, peer, *m.Event)
+		}
+	case link.TypeTermExit, link.TypeTermRedraw:
+		h.mu.Lock()
+		dev := h.devices[info.ID]
+		var st *stream
+		if dev != nil && dev.peer == peer {
+			st = dev.streams[m.Stream]
+			delete(dev.streams, m.Stream)
+		}
+		h.mu.Unlock()
+		if st != nil {
+			if m.T == link.TypeTermRedraw {
+				st.end(errRedraw)
+			} else {
+				st.end(errTermClosed)
+			}
+		}
+	default:
+		if m.ID != 0 && !m.Known() {
+			peer.Reply(m.ID, nil, api.Errorf(api.CodeBadRequest, "unknown message type %q", m.T))
+		}
+	}
+}
+
+// stamp marks a session as one of this device's.
+func stamp(info DeviceInfo, s api.Session) api.Session {
+	if !info.Local {
+		s.Device = info.Name
+	}
+	s.Offline = false
+	return s
+}
+
+// sync replaces everything the hub held for a device.
+func (h *Hub) sync(info DeviceInfo, peer *link.Peer, list []api.Session) {
+	h.mu.Lock()
+	dev := h.devices[info.ID]
+	if dev == nil || dev.peer != peer {
+		h.mu.Unlock()
+		return
+	}
+	bus := h.busLocked(info.Owner)
+	seen := map[string]bool{}
+	var keep []api.Session
+	for _, s := range list {
+		s = stamp(info, s)
+		seen[s.ID] = true
+		prev := dev.sessions[s.ID].Status
+		dev.sessions[s.ID] = s
+		h.owner[s.ID] = info.ID
+		keep = append(keep, s)
+		// A reconnect is not news: never notify from a sync.
+		bus.Update(s, prev, false)
+	}
+	var gone []string
+	for id := range dev.sessions {
+		if !seen[id] {
+			gone = append(gone, id)
+			delete(dev.sessions, id)
+			delete(h.owner, id)
+			bus.Remove(id)
+		}
+	}
+	for _, c := range h.synced[info.ID] {
+		close(c)
+	}
+	delete(h.synced, info.ID)
+	h.mu.Unlock()
+	h.persist(info.ID, keep, gone, true)
+}
+
+// WaitSynced returns a channel closed when a device next syncs its state.
+func (h *Hub) WaitSynced(deviceID string) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := make(chan struct{})
+	h.synced[deviceID] = append(h.synced[deviceID], c)
+	return c
+}
+
+// event applies one change of a device.
+func (h *Hub) event(info DeviceInfo, peer *link.Peer, ev api.Event) {
+	h.mu.Lock()
+	dev := h.devices[info.ID]
+	if dev == nil || dev.peer != peer {
+		h.mu.Unlock()
+		return
+	}
+	bus := h.busLocked(info.Owner)
+	var keep []api.Session
+	var gone []string
+	switch ev.Type {
+	case api.EventSession:
+		if ev.Session == nil {
+			break
+		}
+		s := stamp(info, *ev.Session)
+		dev.sessions[s.ID] = s
+		h.owner[s.ID] = info.ID
+		bus.Update(s, ev.Prev, ev.Notify)
+		keep = append(keep, s)
+	case api.EventRemoved:
+		delete(dev.sessions, ev.ID)
+		delete(h.owner, ev.ID)
+		bus.Remove(ev.ID)
+		gone = append(gone, ev.ID)
+	}
+	h.mu.Unlock()
+	h.persist(info.ID, keep, gone, false)
+}
+
+// persist keeps a device's sessions for when it is offline and the hub
+// restarts. The local device's sessions are the agent's own, in the same
+// database: nothing to keep.
+func (h *Hub) persist(deviceID string, keep []api.Session, gone []string, replace bool) {
+	if h.o.Store == nil || deviceID == "" || (len(keep) == 0 && len(gone) == 0 && !replace) {
+		return
+	}
+	h.mu.Lock()
+	local := h.devices[deviceID] != nil && h.devices[deviceID].info.Local
+	h.mu.Unlock()
+	if local {
+		return
+	}
+	ctx := context.Background()
+	err := h.o.Store.Tx(ctx, func(tx *sql.Tx) error {
+		if replace {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM device_sessions WHERE device_id = ?`, deviceID); err != nil {
+				return err
+			}
+		}
+		for _, id := range gone {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM device_sessions WHERE device_id = ? AND session_id = ?`, deviceID, id); err != nil {
+				return err
+			}
+		}
+		for _, s := range keep {
+			b, _ := json.Marshal(s)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO device_sessions (device_id, session_id, session) VALUES (?, ?, ?)
+				ON CONFLICT(device_id, session_id) DO UPDATE SET session = excluded.session`, deviceID, s.ID, string(b)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		h.log.Error("persist device sessions", "err", err)
+	}
+}
+
+// Kick closes a device's link (after its token was revoked).
+func (h *Hub) Kick(deviceID string) {
+	h.mu.Lock()
+	dev := h.devices[deviceID]
+	var p *link.Peer
+	if dev != nil {
+		p = dev.peer
+		delete(h.devices, deviceID)
+		bus := h.busLocked(dev.info.Owner)
+		for id := range dev.sessions {
+			delete(h.owner, id)
+			bus.Remove(id)
+		}
+	}
+	h.mu.Unlock()
+	if p != nil {
+		p.Close(link.StatusPolicy, "device revoked")
+	}
+}
+
+// Watch cuts off connected devices whose token was revoked (by the
+// management commands, in another process) until ctx ends.
+func (h *Hub) Watch(ctx context.Context) {
+	if h.o.Accounts == nil {
+		return
+	}
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		var ids []string
+		for id, d := range h.devices {
+			if !d.info.Local {
+				ids = append(ids, id)
+			}
+		}
+		h.mu.Unlock()
+		for _, id := range ids {
+			if _, err := h.o.Accounts.DeviceByID(ctx, id); err != nil && ctx.Err() == nil {
+				h.log.Warn("device revoked; cutting it off", "device", id)
+				h.Kick(id)
+			}
+		}
+	}
+}
+
+// DevicesOf lists a user's devices.
+func (h *Hub) DevicesOf(user string) []api.Device {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []api.Device
+	for _, d := range h.devices {
+		if d.info.Owner != user {
+			continue
+		}
+		out = append(out, api.Device{ID: d.info.ID, Name: d.info.Name, Online: d.peer != nil, Hostname: d.hello.Hostname,
+			OS: d.hello.OS, Version: d.hello.Version, LastSeen: d.lastSeen})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+
