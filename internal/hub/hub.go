@@ -479,5 +479,3 @@ func (h *Hub) DevicesOf(user string) []api.Device {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
-
-
