@@ -12,8 +12,9 @@ run: setup build
 setup:
 	@scripts/setup.sh
 
+# corral-hook goes next to corral: Claude runs it for every hook event.
 build: web
-	$(GO) build -o $(BIN) ./cmd/corral
+	$(GO) build -o bin/ ./cmd/corral ./cmd/corral-hook
 
 # The web UI is bundled into internal/web/dist and embedded in the binary.
 web:

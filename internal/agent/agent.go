@@ -162,9 +162,20 @@ func (a *Agent) Bus() *events.Bus { return a.bus }
 // Tmux is the agent's tmux server (terminal streaming attaches to it).
 func (a *Agent) Tmux() *tmux.Server { return a.tmux }
 
-// HookCommand is the command line Claude runs for every hook.
-func (a *Agent) HookCommand() string {
-	return claude.CommandLine(a.cfg.CorralBin, "hook", "--data-dir", a.cfg.DataDir)
+// HookExec is what Claude runs for every hook, without a shell: the small
+// corral-hook binary next to corral's own, else corral itself.
+func (a *Agent) HookExec() claude.Exec {
+	return HookExec(a.cfg.CorralBin, a.cfg.DataDir)
+}
+
+// HookExec is the hook command for the corral binary at corralBin and a
+// data directory.
+func HookExec(corralBin, dataDir string) claude.Exec {
+	small := filepath.Join(filepath.Dir(corralBin), "corral-hook")
+	if fi, err := os.Stat(small); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return claude.Exec{Path: small, Args: []string{"--data-dir", dataDir}}
+	}
+	return claude.Exec{Path: corralBin, Args: []string{"hook", "--data-dir", dataDir}}
 }
 
 // StatusLineCommand is the command line of corral's status line.
@@ -180,7 +191,7 @@ func (a *Agent) Start(ctx context.Context) error {
 
 	// Claude's settings: regenerated whenever corral's path or data
 	// directory changes (the content names both).
-	settings, err := claude.SettingsJSON(a.HookCommand(), a.StatusLineCommand())
+	settings, err := claude.SettingsJSON(a.HookExec(), a.StatusLineCommand())
 	if err != nil {
 		return err
 	}
@@ -195,7 +206,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err := datadir.EnsureSocketDir(hookSock); err != nil {
 		return err
 	}
-	ln, err := hook.Listen(hookSock)
+	ln, err := listenHooks(hookSock)
 	if err != nil {
 		return fmt.Errorf("hook socket: %w", err)
 	}
@@ -372,4 +383,23 @@ func (a *Agent) publishLocked(s *session, prev api.Status, notify bool) {
 	s.updated = now()
 	a.bus.Update(s.toAPI(), prev, notify)
 	a.markDirtyLocked(s.id)
+}
+
+// listenHooks opens the hook socket at path (mode 0600), removing a stale
+// socket file left by a daemon that died. The caller holds the data
+// directory's lock, so nothing alive can own the old file.
+func listenHooks(path string) (*net.UnixListener, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	l.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
 }

@@ -58,8 +58,8 @@ type statusLineSidecar struct {
 // UserStatusLine). A file that is not a JSON object is refused, untouched.
 // Before writing, the old file is copied to settings.json.corral-backup-<time>.
 // An empty statusLineCommand leaves the statusLine alone.
-func InstallGlobal(home, hookCommand, statusLineCommand string) (InstallResult, error) {
-	return installGlobal(home, hookCommand, statusLineCommand, time.Now())
+func InstallGlobal(home string, hook Exec, statusLineCommand string) (InstallResult, error) {
+	return installGlobal(home, hook, statusLineCommand, time.Now())
 }
 
 // UninstallGlobal removes exactly corral's entries (recognised by
@@ -70,8 +70,8 @@ func UninstallGlobal(home string) (InstallResult, error) {
 	return uninstallGlobal(home, time.Now())
 }
 
-func installGlobal(home, hookCmd, statusCmd string, now time.Time) (InstallResult, error) {
-	if err := checkCommand("hook", hookCmd); err != nil {
+func installGlobal(home string, hookCmd Exec, statusCmd string, now time.Time) (InstallResult, error) {
+	if err := checkExec(hookCmd); err != nil {
 		return InstallResult{}, err
 	}
 	if statusCmd != "" {
@@ -378,9 +378,10 @@ func editEvent(hooks *jsonObject, event string, want *hookGroup) (int, error) {
 		var keptH []json.RawMessage
 		for _, h := range hs {
 			var hc struct {
-				Command string `json:"command"`
+				Command string   `json:"command"`
+				Args    []string `json:"args"`
 			}
-			if json.Unmarshal(h, &hc) == nil && IsOwnCommand(hc.Command) {
+			if json.Unmarshal(h, &hc) == nil && IsOwnHook(hc.Command, hc.Args) {
 				removed++
 				continue
 			}

@@ -10,10 +10,9 @@ import (
 	"time"
 )
 
-const (
-	testHook   = "/usr/local/bin/corral hook"
-	testStatus = "/usr/local/bin/corral statusline"
-)
+var testHook = Exec{Path: "/usr/local/bin/corral-hook", Args: []string{"--data-dir", "/home/u/.local/share/corral"}}
+
+const testStatus = "/usr/local/bin/corral statusline"
 
 // userSettings is a settings file with the user's own hooks, statusLine
 // and fields corral knows nothing about.
@@ -56,7 +55,10 @@ func ownHooks(t *testing.T, settings []byte) map[string]int {
 	t.Helper()
 	var s struct {
 		Hooks map[string][]struct {
-			Hooks []struct{ Command string } `json:"hooks"`
+			Hooks []struct {
+				Command string
+				Args    []string
+			} `json:"hooks"`
 		} `json:"hooks"`
 	}
 	if err := json.Unmarshal(settings, &s); err != nil {
@@ -66,7 +68,7 @@ func ownHooks(t *testing.T, settings []byte) map[string]int {
 	for ev, gs := range s.Hooks {
 		for _, g := range gs {
 			for _, h := range g.Hooks {
-				if IsOwnCommand(h.Command) {
+				if IsOwnHook(h.Command, h.Args) {
 					out[ev]++
 				}
 			}
@@ -157,12 +159,12 @@ func TestInstallIntoUserSettings(t *testing.T) {
 
 	// The binary moved: entries are replaced, not duplicated, and the
 	// saved original statusLine is still the user's.
-	res3, err := installGlobal(home, "'/new place/corral' hook", "'/new place/corral' statusline", t0.Add(2*time.Second))
+	res3, err := installGlobal(home, Exec{Path: "/new place/corral-hook"}, "'/new place/corral' statusline", t0.Add(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	moved := readSettings(t, home)
-	if !res3.Changed || res3.HooksRemoved != 12 || strings.Contains(string(moved), "/usr/local/bin/corral") {
+	if !res3.Changed || res3.HooksRemoved != 12 || strings.Contains(string(moved), "/usr/local/bin/corral-hook") {
 		t.Fatalf("after move %+v\n%s", res3, moved)
 	}
 	for ev, n := range ownHooks(t, moved) {
@@ -253,8 +255,14 @@ func TestInstallRefusesBadFiles(t *testing.T) {
 			}
 		})
 	}
-	if _, err := InstallGlobal(t.TempDir(), "", testStatus); err == nil {
+	if _, err := InstallGlobal(t.TempDir(), Exec{}, testStatus); err == nil {
 		t.Fatal("empty hook command accepted")
+	}
+	if _, err := InstallGlobal(t.TempDir(), Exec{Path: "corral-hook"}, testStatus); err == nil {
+		t.Fatal("relative hook program accepted")
+	}
+	if _, err := InstallGlobal(t.TempDir(), Exec{Path: "/x/corral-hook", Args: []string{"a\nb"}}, testStatus); err == nil {
+		t.Fatal("newline in a hook argument accepted")
 	}
 	if _, err := InstallGlobal(t.TempDir(), testHook, "a\nb"); err == nil {
 		t.Fatal("newline in status command accepted")

@@ -35,6 +35,45 @@ func MarkCommand(cmd string) string {
 	return cmd + " " + OwnMarker
 }
 
+// Exec is a hook command in Claude's exec form: a program and its
+// arguments, run without a shell. corral's hooks use it: a shell costs a
+// fork and an exec on every event, and Claude waits for its hooks.
+type Exec struct {
+	Path string
+	Args []string
+}
+
+// HookPrograms are the program names corral's hooks run: the small
+// dedicated binary, or corral itself with the "hook" argument.
+var hookPrograms = []string{"corral-hook", "corral"}
+
+// IsOwnHook reports whether a hook entry is corral's: a shell command that
+// IsOwnCommand recognises, or an exec-form entry running corral-hook, or
+// corral with the argument "hook".
+func IsOwnHook(command string, args []string) bool {
+	switch filepath.Base(command) {
+	case hookPrograms[0]:
+		return true
+	case hookPrograms[1]:
+		if len(args) > 0 {
+			return args[0] == "hook"
+		}
+	}
+	return IsOwnCommand(command)
+}
+
+func checkExec(e Exec) error {
+	if !filepath.IsAbs(e.Path) {
+		return fmt.Errorf("hook: program %q is not an absolute path", e.Path)
+	}
+	for _, a := range append([]string{e.Path}, e.Args...) {
+		if strings.ContainsAny(a, "\n\r\x00") {
+			return fmt.Errorf("hook: argument %q contains a newline or NUL", a)
+		}
+	}
+	return nil
+}
+
 // IsOwnCommand reports whether a settings command is corral's: it carries
 // OwnMarker, or (written by hand) its program is named "corral" and its
 // first argument is "hook" or "statusline".
@@ -131,9 +170,10 @@ func checkCommand(what, cmd string) error {
 
 // hookCommand is one entry of a matcher group's "hooks" list.
 type hookCommand struct {
-	Type    string `json:"type"`
-	Command string `json:"command"`
-	Timeout int    `json:"timeout,omitempty"`
+	Type    string   `json:"type"`
+	Command string   `json:"command"`
+	Args    []string `json:"args,omitempty"`
+	Timeout int      `json:"timeout,omitempty"`
 }
 
 // hookGroup is one element of an event's list in the "hooks" object.
@@ -149,8 +189,8 @@ type statusLineSetting struct {
 }
 
 // ownGroup is the matcher group corral registers for an event.
-func ownGroup(event, cmd string) hookGroup {
-	g := hookGroup{Hooks: []hookCommand{{Type: "command", Command: MarkCommand(cmd), Timeout: HookTimeoutSeconds}}}
+func ownGroup(event string, hook Exec) hookGroup {
+	g := hookGroup{Hooks: []hookCommand{{Type: "command", Command: hook.Path, Args: hook.Args, Timeout: HookTimeoutSeconds}}}
 	if isToolEvent(event) {
 		all := "*"
 		g.Matcher = &all
@@ -163,12 +203,12 @@ func ownStatusLine(cmd string) statusLineSetting {
 }
 
 // SettingsJSON is the file corral passes to `claude --settings`: one
-// command hook running hookCommand for each of HookEvents, and a status
-// line running statusLineCommand (none if it is empty). Both commands are
-// marked with OwnMarker. Hooks from --settings add to the user's own hooks;
-// they do not replace them.
-func SettingsJSON(hookCommand, statusLineCommand string) ([]byte, error) {
-	if err := checkCommand("hook", hookCommand); err != nil {
+// exec-form command hook running hook for each of HookEvents, and a status
+// line running statusLineCommand (none if it is empty; a shell command,
+// marked with OwnMarker, since Claude has no exec form for it). Hooks from
+// --settings add to the user's own hooks; they do not replace them.
+func SettingsJSON(hook Exec, statusLineCommand string) ([]byte, error) {
+	if err := checkExec(hook); err != nil {
 		return nil, err
 	}
 	if statusLineCommand != "" {
@@ -182,7 +222,7 @@ func SettingsJSON(hookCommand, statusLineCommand string) ([]byte, error) {
 	}
 	s.Hooks = map[string][]hookGroup{}
 	for _, ev := range HookEvents() {
-		s.Hooks[ev] = []hookGroup{ownGroup(ev, hookCommand)}
+		s.Hooks[ev] = []hookGroup{ownGroup(ev, hook)}
 	}
 	if statusLineCommand != "" {
 		sl := ownStatusLine(statusLineCommand)

@@ -10,7 +10,7 @@ import (
 )
 
 func TestSettingsJSON(t *testing.T) {
-	hook := CommandLine("/opt/my tools/corral", "hook")
+	hook := Exec{Path: "/opt/my tools/corral-hook", Args: []string{"--data-dir", "/d y"}}
 	status := CommandLine("/opt/my tools/corral", "statusline")
 	b, err := SettingsJSON(hook, status)
 	if err != nil {
@@ -20,9 +20,10 @@ func TestSettingsJSON(t *testing.T) {
 		Hooks map[string][]struct {
 			Matcher *string `json:"matcher"`
 			Hooks   []struct {
-				Type    string `json:"type"`
-				Command string `json:"command"`
-				Timeout int    `json:"timeout"`
+				Type    string   `json:"type"`
+				Command string   `json:"command"`
+				Args    []string `json:"args"`
+				Timeout int      `json:"timeout"`
 			} `json:"hooks"`
 		} `json:"hooks"`
 		StatusLine map[string]any `json:"statusLine"`
@@ -37,7 +38,8 @@ func TestSettingsJSON(t *testing.T) {
 			t.Fatalf("%s: %+v", ev, groups)
 		}
 		h := groups[0].Hooks[0]
-		if h.Type != "command" || h.Command != hook+" "+OwnMarker || h.Timeout != HookTimeoutSeconds || !IsOwnCommand(h.Command) {
+		// Exec form: the program and its arguments as given, no shell.
+		if h.Type != "command" || h.Command != hook.Path || !slices.Equal(h.Args, hook.Args) || h.Timeout != HookTimeoutSeconds || !IsOwnHook(h.Command, h.Args) {
 			t.Errorf("%s: %+v", ev, h)
 		}
 		if m := groups[0].Matcher; isToolEvent(ev) != (m != nil && *m == "*") {
@@ -53,19 +55,43 @@ func TestSettingsJSON(t *testing.T) {
 	if s.StatusLine["type"] != "command" || s.StatusLine["command"] != status+" "+OwnMarker || s.StatusLine["padding"] != 0.0 {
 		t.Fatalf("statusLine %v", s.StatusLine)
 	}
-	// The command is stored as the shell will see it: quoting survives,
-	// and HTML-ish characters are not escaped.
-	if !strings.Contains(string(b), `"'/opt/my tools/corral' hook #corral-managed"`) {
+	// The status line is a shell command, stored as the shell will see it:
+	// quoting survives, and HTML-ish characters are not escaped.
+	if !strings.Contains(string(b), `"'/opt/my tools/corral' statusline #corral-managed"`) {
 		t.Fatalf("command text not verbatim:\n%s", b)
 	}
 
-	b, err = SettingsJSON("corral hook && x < y", "")
+	b, err = SettingsJSON(Exec{Path: "/x/corral-hook", Args: []string{"x < y"}}, "")
 	if err != nil || strings.Contains(string(b), "statusLine") || !strings.Contains(string(b), "x < y") {
 		t.Fatalf("no statusLine: %s %v", b, err)
 	}
-	for _, bad := range [][2]string{{"", "s"}, {"  ", "s"}, {"a\nb", "s"}, {"a", "b\x00"}} {
-		if _, err := SettingsJSON(bad[0], bad[1]); err == nil {
-			t.Errorf("SettingsJSON(%q, %q) succeeded", bad[0], bad[1])
+	for _, bad := range []struct {
+		hook   Exec
+		status string
+	}{{Exec{}, "s"}, {Exec{Path: "rel/corral-hook"}, "s"}, {Exec{Path: "/a\nb"}, "s"}, {Exec{Path: "/a"}, "b\x00"}} {
+		if _, err := SettingsJSON(bad.hook, bad.status); err == nil {
+			t.Errorf("SettingsJSON(%+v, %q) succeeded", bad.hook, bad.status)
+		}
+	}
+}
+
+func TestOwnHooks(t *testing.T) {
+	cases := []struct {
+		command string
+		args    []string
+		own     bool
+	}{
+		{"/usr/local/bin/corral-hook", []string{"--data-dir", "/d"}, true},
+		{"/moved/corral-hook", []string{"x"}, true},
+		{"/usr/bin/corral", []string{"hook", "--data-dir", "/d"}, true},
+		{"/usr/bin/corral", []string{"serve"}, false},
+		{"/usr/bin/other-hook", []string{"--data-dir"}, false},
+		{"/usr/local/bin/corral hook #corral-managed", nil, true}, // the old shell form
+		{"notify-send done", nil, false},
+	}
+	for _, c := range cases {
+		if got := IsOwnHook(c.command, c.args); got != c.own {
+			t.Errorf("IsOwnHook(%q, %q) = %v", c.command, c.args, got)
 		}
 	}
 }

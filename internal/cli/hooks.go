@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/claude"
 )
 
@@ -86,7 +87,7 @@ first, and keeps showing your own status line.`,
 // command lines this binary and data directory should register: the same
 // strings the daemon writes into its own settings file, so Claude sees
 // one hook, not two, in a session corral started.
-func (e *env) hookCommands() (home, hookCmd, statusCmd string, err error) {
+func (e *env) hookCommands() (home string, hookCmd claude.Exec, statusCmd string, err error) {
 	home = e.getenv("HOME")
 	if home == "" {
 		if home, err = os.UserHomeDir(); err != nil {
@@ -104,7 +105,7 @@ func (e *env) hookCommands() (home, hookCmd, statusCmd string, err error) {
 	if r, rerr := filepath.EvalSymlinks(exe); rerr == nil {
 		exe = r
 	}
-	hookCmd = claude.CommandLine(exe, "hook", "--data-dir", dir)
+	hookCmd = agent.HookExec(exe, dir)
 	statusCmd = claude.CommandLine(exe, "statusline", "--data-dir", dir)
 	return
 }

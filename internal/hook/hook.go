@@ -15,8 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -78,26 +78,46 @@ func HeaderFromEnv(kind string, start time.Time, getenv func(string) string) Hea
 
 // Send delivers one payload to the agent's hook socket, giving up after
 // timeout. A missing or dead agent is an error the caller may ignore.
+//
+// It uses the socket system calls directly rather than package net: a hook
+// process lives for one delivery, and net's poller would cost more to set
+// up than the delivery itself.
 func Send(sock string, h Header, payload []byte, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	d := net.Dialer{Deadline: deadline}
-	c, err := d.Dial("unix", sock)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(deadline)
 	hb, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
-	// One write for small payloads keeps this to a single syscall.
 	buf := make([]byte, 0, len(hb)+1+len(payload))
 	buf = append(append(append(buf, hb...), '\n'), payload...)
-	if _, err := c.Write(buf); err != nil {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
 		return err
 	}
-	return c.(*net.UnixConn).CloseWrite()
+	defer syscall.Close(fd)
+	// The timeout bounds connect (a full backlog) and every write (an agent
+	// that stopped reading).
+	tv := syscall.NsecToTimeval(timeout.Nanoseconds())
+	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv); err != nil {
+		return err
+	}
+	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
+		return &os.PathError{Op: "connect", Path: sock, Err: err}
+	}
+	deadline := time.Now().Add(timeout)
+	for len(buf) > 0 {
+		if time.Now().After(deadline) {
+			return &os.PathError{Op: "write", Path: sock, Err: syscall.ETIMEDOUT}
+		}
+		n, err := syscall.Write(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "write", Path: sock, Err: err}
+		}
+		buf = buf[n:]
+	}
+	return syscall.Shutdown(fd, syscall.SHUT_WR)
 }
 
 // ReadStdin reads a payload, at most MaxPayload bytes; truncated reports a cut.
@@ -156,23 +176,4 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 			return nil, err
 		}
 	}
-}
-
-// Listen opens the hook socket at path (mode 0600), removing a stale socket
-// file left by a daemon that died. The caller must hold the data directory's
-// lock, so nothing alive can own the old file.
-func Listen(path string) (*net.UnixListener, error) {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		return nil, err
-	}
-	l.SetUnlinkOnClose(true)
-	if err := os.Chmod(path, 0o600); err != nil {
-		l.Close()
-		return nil, err
-	}
-	return l, nil
 }

@@ -22,15 +22,11 @@ func shortTemp(t testing.TB) string {
 
 func TestSendRead(t *testing.T) {
 	sock := filepath.Join(shortTemp(t), "hook.sock")
-	l, err := Listen(sock)
+	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	fi, err := os.Stat(sock)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("socket mode %v %v", fi.Mode(), err)
-	}
 	type got struct {
 		h   Header
 		p   []byte
@@ -152,7 +148,7 @@ func FuzzRead(f *testing.F) {
 
 func BenchmarkSend(b *testing.B) {
 	sock := filepath.Join(shortTemp(b), "hook.sock")
-	l, err := Listen(sock)
+	l, err := net.Listen("unix", sock)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -190,7 +191,7 @@ func (a *Accounts) ByPassword(ctx context.Context, user, password string) (strin
 	if err != nil || len(hash) == 0 {
 		// Spend the same time as a real check, so a wrong name and a wrong
 		// password look alike.
-		bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
 		return "", false
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
@@ -199,7 +200,12 @@ func (a *Accounts) ByPassword(ctx context.Context, user, password string) (strin
 	return user, true
 }
 
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("corral-dummy-password"), bcrypt.DefaultCost)
+// dummyHash is made on first use: bcrypt takes ~50 ms, which every corral
+// command would pay at start if it were made at package init.
+var dummyHash = sync.OnceValue(func() []byte {
+	h, _ := bcrypt.GenerateFromPassword([]byte("corral-dummy-password"), bcrypt.DefaultCost)
+	return h
+})
 
 // PasswordSet: the login form offers passwords (web.Accounts).
 func (a *Accounts) PasswordSet(ctx context.Context) bool {

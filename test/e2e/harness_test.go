@@ -36,17 +36,20 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		corralBin = filepath.Join(dir, "corral")
-		args := []string{"build", "-o", corralBin}
-		if raceEnabled {
-			// The daemon runs with the race detector too when the tests do.
-			args = append(args, "-race")
-		}
-		args = append(args, "github.com/corral-dev/corral/cmd/corral")
-		cmd := exec.Command("go", args...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build corral:", err)
-			return 1
+		// corral and, next to it, the corral-hook that Claude runs.
+		for _, pkg := range []string{"corral", "corral-hook"} {
+			args := []string{"build", "-o", filepath.Join(dir, pkg)}
+			if raceEnabled {
+				// The daemon runs with the race detector too when the tests do.
+				args = append(args, "-race")
+			}
+			args = append(args, "github.com/corral-dev/corral/cmd/"+pkg)
+			cmd := exec.Command("go", args...)
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				fmt.Fprintln(os.Stderr, "build", pkg+":", err)
+				return 1
+			}
 		}
 		return m.Run()
 	}()
