@@ -511,7 +511,8 @@ func TestHooksInstallRoundTrip(t *testing.T) {
 		t.Fatalf("settings.json after install is not JSON: %v\n%s", err, b)
 	}
 	text := string(b)
-	for _, want := range []string{"notify-send done", `"model": "opus"`, "hook --data-dir", in.dataDir, "statusline"} {
+	// Exec form: the hook's arguments are a JSON list.
+	for _, want := range []string{"notify-send done", `"model": "opus"`, `"args": [`, `"--data-dir"`, in.dataDir, "statusline"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("settings after install lack %q:\n%s", want, text)
 		}
