@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -47,10 +48,18 @@ type Exec struct {
 // dedicated binary, or corral itself with the "hook" argument.
 var hookPrograms = []string{"corral-hook", "corral"}
 
-// IsOwnHook reports whether a hook entry is corral's: a shell command that
-// IsOwnCommand recognises, or an exec-form entry running corral-hook, or
-// corral with the argument "hook".
+// OwnArg ends the arguments of every exec-form hook corral registers: the
+// hook ignores it, and it marks the entry as corral's wherever the binary
+// is and whatever it is called (the shell form has OwnMarker instead).
+const OwnArg = "--corral-managed"
+
+// IsOwnHook reports whether a hook entry is corral's: an exec-form entry
+// carrying OwnArg, running corral-hook, or corral with the argument "hook";
+// or a shell command that IsOwnCommand recognises.
 func IsOwnHook(command string, args []string) bool {
+	if slices.Contains(args, OwnArg) {
+		return true
+	}
 	switch filepath.Base(command) {
 	case hookPrograms[0]:
 		return true
@@ -190,7 +199,11 @@ type statusLineSetting struct {
 
 // ownGroup is the matcher group corral registers for an event.
 func ownGroup(event string, hook Exec) hookGroup {
-	g := hookGroup{Hooks: []hookCommand{{Type: "command", Command: hook.Path, Args: hook.Args, Timeout: HookTimeoutSeconds}}}
+	args := hook.Args
+	if !slices.Contains(args, OwnArg) {
+		args = append(slices.Clip(args), OwnArg)
+	}
+	g := hookGroup{Hooks: []hookCommand{{Type: "command", Command: hook.Path, Args: args, Timeout: HookTimeoutSeconds}}}
 	if isToolEvent(event) {
 		all := "*"
 		g.Matcher = &all

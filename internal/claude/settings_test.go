@@ -39,7 +39,7 @@ func TestSettingsJSON(t *testing.T) {
 		}
 		h := groups[0].Hooks[0]
 		// Exec form: the program and its arguments as given, no shell.
-		if h.Type != "command" || h.Command != hook.Path || !slices.Equal(h.Args, hook.Args) || h.Timeout != HookTimeoutSeconds || !IsOwnHook(h.Command, h.Args) {
+		if h.Type != "command" || h.Command != hook.Path || !slices.Equal(h.Args, append(hook.Args, OwnArg)) || h.Timeout != HookTimeoutSeconds || !IsOwnHook(h.Command, h.Args) {
 			t.Errorf("%s: %+v", ev, h)
 		}
 		if m := groups[0].Matcher; isToolEvent(ev) != (m != nil && *m == "*") {
@@ -86,6 +86,7 @@ func TestOwnHooks(t *testing.T) {
 		{"/usr/bin/corral", []string{"hook", "--data-dir", "/d"}, true},
 		{"/usr/bin/corral", []string{"serve"}, false},
 		{"/usr/bin/other-hook", []string{"--data-dir"}, false},
+		{"/renamed/anything", []string{"--data-dir", "/d", OwnArg}, true},
 		{"/usr/local/bin/corral hook #corral-managed", nil, true}, // the old shell form
 		{"notify-send done", nil, false},
 	}
