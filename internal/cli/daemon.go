@@ -154,10 +154,24 @@ func listenUnix(path string) (net.Listener, error) {
 
 // webFlags are the dashboard's flags.
 type webFlags struct {
-	listen   string
-	tlsCert  string
-	tlsKey   string
-	insecure bool
+	listen     string
+	tlsCert    string
+	tlsKey     string
+	insecure   bool
+	allowHosts []string
+}
+
+// addWebFlags declares the dashboard's flags on a command.
+func addWebFlags(fl interface {
+	StringVar(*string, string, string, string)
+	BoolVar(*bool, string, bool, string)
+	StringSliceVar(*[]string, string, []string, string)
+}, f *webFlags, listenHelp string) {
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:7777", listenHelp)
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (with --tls-key): serve HTTPS")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file")
+	fl.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP on a non-loopback address (a private network only)")
+	fl.StringSliceVar(&f.allowHosts, "allow-host", nil, "accept this Host name too while listening on loopback: the public name of a TLS reverse proxy in front (repeatable)")
 }
 
 // serveWeb starts the dashboard. It returns the address it listens on.
@@ -178,7 +192,7 @@ func (d *daemon) serveWeb(f webFlags, b web.Backend, accounts web.Accounts, n *n
 	if err != nil {
 		return "", "", fmt.Errorf("web dashboard: %w (pick another address with --listen, or --listen \"\" for none)", err)
 	}
-	h := web.New(b, web.Options{Logger: d.log, Store: d.store, Notifier: n, Auth: auth, Loopback: loopback, Link: link})
+	h := web.New(b, web.Options{Logger: d.log, Store: d.store, Notifier: n, Auth: auth, Loopback: loopback, AllowedHosts: f.allowHosts, Link: link})
 	srv := &http.Server{Addr: ln.Addr().String(), Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	d.servers = append(d.servers, srv)
 	go func() {

@@ -44,10 +44,7 @@ loopback (docs/hub.md).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fl.StringVar(&f.listen, "listen", "127.0.0.1:7777", "address to serve the dashboard, the API and the device link on")
-	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (with --tls-key): serve HTTPS")
-	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file")
-	fl.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP on a non-loopback address (a private network only)")
+	addWebFlags(fl, &f.webFlags, "address to serve the dashboard, the API and the device link on")
 	cmd.AddCommand(newHubUserCmd(e), newHubDeviceCmd(e))
 	return cmd
 }

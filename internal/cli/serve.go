@@ -47,10 +47,7 @@ The daemon's environment reaches the sessions it starts.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.StringSliceVar(&f.roots, "root", nil, "directories the directory picker may show (repeatable; default: your home)")
-	fl.StringVar(&f.listen, "listen", "127.0.0.1:7777", `address of the web dashboard ("" for none)`)
-	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (with --tls-key): serve HTTPS")
-	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file")
-	fl.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP on a non-loopback address (a private network only)")
+	addWebFlags(fl, &f.webFlags, `address of the web dashboard ("" for none)`)
 	fl.StringVar(&f.webhook, "webhook", "", "also POST notifications to this URL (ntfy or Slack style); saved for later runs")
 	return cmd
 }

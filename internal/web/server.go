@@ -50,8 +50,10 @@ type Options struct {
 	Notifier *notify.Notifier
 	Auth     *Auth
 	// Loopback: the server listens on loopback only, so Host must name a
-	// loopback address (a defence against DNS rebinding).
-	Loopback bool
+	// loopback address (a defence against DNS rebinding) or one of
+	// AllowedHosts (the public name of a TLS reverse proxy in front).
+	Loopback     bool
+	AllowedHosts []string
 	// Assets overrides the embedded UI (tests, development: os.DirFS).
 	Assets fs.FS
 	// Link serves GET /api/v1/link, where devices dial in (a hub). It does
@@ -106,7 +108,7 @@ func New(b Backend, opts Options) *Server {
 
 // ServeHTTP applies the checks every request gets, then routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Loopback && !loopbackHost(r.Host) {
+	if s.opts.Loopback && !loopbackHost(r.Host) && !s.allowedHost(r.Host) {
 		// A page on another name that resolves to 127.0.0.1 (DNS
 		// rebinding) must not reach the dashboard.
 		httpapi.WriteError(w, api.Errorf(api.CodeForbidden, "host %q is not a loopback name; open http://127.0.0.1 or http://localhost", r.Host))
@@ -122,6 +124,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) allowedHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	for _, a := range s.opts.AllowedHosts {
+		if strings.EqualFold(a, host) || strings.EqualFold(a, hostport) {
+			return true
+		}
+	}
+	return false
 }
 
 func loopbackHost(hostport string) bool {

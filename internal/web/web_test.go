@@ -283,6 +283,19 @@ func TestDNSRebindingRefused(t *testing.T) {
 	if resp.StatusCode != 403 {
 		t.Fatalf("foreign Host: %d", resp.StatusCode)
 	}
+	// A reverse proxy's public name can be allowed explicitly.
+	h := web.New(backend{f.ag}, web.Options{Store: f.st, Auth: f.auth, Loopback: true, AllowedHosts: []string{"hub.example.com"},
+		Assets: fstest.MapFS{"index.html": {Data: []byte("x")}}})
+	for host, want := range map[string]int{"hub.example.com": 200, "hub.example.com:443": 200, "evil.example.com": 403} {
+		req := httptest.NewRequest("GET", "/api/v1/sessions", nil)
+		req.Host = host
+		req.Header.Set("Authorization", "Bearer "+f.token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %s: %d, want %d", host, rec.Code, want)
+		}
+	}
 }
 
 // term is a terminal WebSocket client speaking docs/web-protocol.md.
