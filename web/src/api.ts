@@ -4,7 +4,11 @@
 import type {
   AuthMe,
   CreateRequest,
+  Device,
   DirListing,
+  DownloadRequest,
+  DownloadResult,
+  LoginRequest,
   NotificationEntry,
   Resumable,
   Session,
@@ -30,6 +34,11 @@ let onUnauthorized: UnauthorizedHandler = () => {};
 /** Called with the 401 body whenever an /api call answers 401. */
 export function setUnauthorizedHandler(fn: UnauthorizedHandler): void {
   onUnauthorized = fn;
+}
+
+/** Tell the app we are logged out (a probe that found out some other way, e.g. a refused WebSocket). */
+export function reportUnauthorized(body: unknown): void {
+  onUnauthorized(body);
 }
 
 export function cookie(name: string): string {
@@ -107,9 +116,9 @@ const S = (id: string) => `/api/v1/sessions/${enc(id)}`;
 
 export const api = {
   me: () => request<AuthMe>('GET', '/api/v1/auth/me', undefined, { quiet401: true }),
-  login: (password: string) =>
-    request<unknown>('POST', '/api/v1/auth/login', { password }, { quiet401: true }),
-  logout: () => request<unknown>('POST', '/api/v1/auth/logout'),
+  login: (body: LoginRequest) => request<unknown>('POST', '/api/v1/auth/login', body, { quiet401: true }),
+  logout: () => request<unknown>('POST', '/api/v1/auth/logout', undefined, { quiet401: true }),
+  devices: () => request<Device[] | null>('GET', '/api/v1/devices'),
   config: () => request<WebConfig>('GET', '/api/v1/web/config'),
   sessions: () => request<Session[]>('GET', '/api/v1/sessions'),
   create: (body: CreateRequest) => request<Session>('POST', '/api/v1/sessions', body),
@@ -119,6 +128,7 @@ export const api = {
     request<void>('POST', S(id) + '/input', { text, enter }),
   keys: (id: string, keys: string[]) => request<void>('POST', S(id) + '/keys', { keys }),
   viewed: (id: string) => request<void>('POST', S(id) + '/viewed'),
+  download: (id: string, body: DownloadRequest) => request<DownloadResult>('POST', S(id) + '/download', body),
   timeline: (id: string, signal?: AbortSignal) =>
     request<Timeline>('GET', S(id) + '/timeline', undefined, { signal }),
   dirs: (path: string, device?: string) => {

@@ -3,16 +3,14 @@
 // 45 s of silence (the server pings every 15 s) reconnects.
 
 import { batch } from '@preact/signals';
-import { api, ApiError, wsURL } from './api';
+import { api, ApiError, reportUnauthorized, wsURL } from './api';
 import { notifyEvent } from './notify';
 import {
   addNotification,
-  auth,
   conn,
   connSince,
   lastSeq,
   onSessionEvent,
-  passwordSet,
   removeSession,
   sessionsById,
   setSnapshot,
@@ -55,6 +53,11 @@ export class EventsClient {
     const ws = this.socket;
     this.socket = null;
     if (ws) ws.close(1000);
+  }
+
+  /** Forget the position: the next connection asks for a snapshot (another user may log in). */
+  forget(): void {
+    this.setSeq(0);
   }
 
   /** Drop the connection and reconnect at once (with ?since= unless fresh). */
@@ -151,9 +154,7 @@ export class EventsClient {
       () => this.scheduleRetry(),
       (e) => {
         if (e instanceof ApiError && e.status === 401) {
-          const b = e.body as { password_set?: boolean } | undefined;
-          passwordSet.value = typeof b?.password_set === 'boolean' ? b.password_set : null;
-          auth.value = 'login';
+          reportUnauthorized(e.body);
           this.stop();
         } else {
           this.scheduleRetry();
@@ -225,6 +226,7 @@ export class EventsClient {
     addNotification({
       seq: ev.seq ?? 0,
       time: ev.time || new Date().toISOString(),
+      device: s.device,
       session_id: s.id,
       session_name: s.name,
       reason,

@@ -6,7 +6,7 @@ import {
   helpOpen,
   markViewed,
   moveSelection,
-  newSessionOpen,
+  openNewSession,
   selected,
   setTab,
   settingsOpen,
@@ -57,7 +57,7 @@ export function installShortcuts(): void {
         gPending = Date.now();
         break;
       case 'n':
-        newSessionOpen.value = true;
+        openNewSession();
         break;
       case 'b':
         bellOpen.value = true;
@@ -70,7 +70,7 @@ export function installShortcuts(): void {
         break;
       case 's': {
         const s = selected.value;
-        if (s && s.status === 'review') markViewed(s.id);
+        if (s && s.status === 'review' && !s.offline) markViewed(s.id);
         break;
       }
       case 'i': {

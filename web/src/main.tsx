@@ -2,22 +2,21 @@ import '@xterm/xterm/css/xterm.css';
 import './styles.css';
 
 import { render } from 'preact';
-import { api, ApiError, setUnauthorizedHandler } from './api';
+import { api, ApiError } from './api';
+import { start, toLogin } from './auth';
 import { App } from './components/App';
 import { events } from './events';
 import { installShortcuts } from './keys';
-import { registerSW } from './notify';
 import {
   applyHash,
   auth,
-  config,
+  currentUser,
+  devices,
   lastSeq,
-  loadConfig,
-  loadNotifications,
   loaded,
+  multiUser,
   notifications,
   openSession,
-  passwordSet,
   selectedId,
   sessions,
   setTab,
@@ -25,39 +24,18 @@ import {
   conn,
   type Tab,
 } from './store';
+import type { AuthMe } from './types';
 import { active } from './terminal';
-import { setHome } from './util';
-
-setUnauthorizedHandler((body) => {
-  const b = body as { password_set?: boolean } | undefined;
-  if (typeof b?.password_set === 'boolean') passwordSet.value = b.password_set;
-  if (auth.value !== 'login') {
-    auth.value = 'login';
-    events.stop();
-  }
-});
-
-function start(): void {
-  auth.value = 'ok';
-  events.start();
-  void loadConfig().then(() => setHome(config.value.home));
-  void loadNotifications();
-  void registerSW();
-}
 
 async function boot(): Promise<void> {
   applyHash();
   window.addEventListener('hashchange', applyHash);
   installShortcuts();
   try {
-    const me = await api.me();
-    if (typeof me?.password_set === 'boolean') passwordSet.value = me.password_set;
-    start();
+    start(await api.me());
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) {
-      const b = e.body as { password_set?: boolean } | undefined;
-      passwordSet.value = typeof b?.password_set === 'boolean' ? b.password_set : null;
-      auth.value = 'login';
+      toLogin(e.body as AuthMe | undefined);
     } else {
       // Server unreachable: show the app; the events socket keeps retrying.
       start();
@@ -76,6 +54,9 @@ const hooks = {
   get state() {
     return {
       auth: auth.value,
+      user: currentUser.value,
+      multiUser: multiUser.value,
+      devices: devices.value,
       connection: conn.value,
       loaded: loaded.value,
       lastSeq: lastSeq.value,
@@ -87,6 +68,7 @@ const hooks = {
         ? {
             sessionId: active.value.sessionId,
             state: active.value.state.value,
+            offline: active.value.offline.value,
             stream: active.value.conn?.streamId ?? '',
             offset: active.value.conn?.offset ?? 0,
             exit: active.value.exitReason.value,
@@ -108,5 +90,5 @@ const hooks = {
 };
 Object.defineProperty(window, '__corral', { value: hooks, configurable: true });
 
-render(<App onLoggedIn={start} />, document.getElementById('app')!);
+render(<App />, document.getElementById('app')!);
 void boot();

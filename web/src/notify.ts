@@ -68,7 +68,8 @@ export function notifyEvent(s: Session, body: string): void {
   if (looking && selectedId.value === s.id) return;
   // With push on, the service worker shows the push unless a page is focused (sw.ts).
   if (!looking && pushEnabled.value) return;
-  const title = s.device ? `${s.name} — ${s.device}` : s.name;
+  // Named like the push title: machine/session on a hub.
+  const title = s.device ? `${s.device}/${s.name}` : s.name;
   try {
     const n = new Notification(title, {
       body,

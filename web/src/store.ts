@@ -2,7 +2,7 @@
 
 import { batch, computed, signal } from '@preact/signals';
 import { api, errorText } from './api';
-import type { NotificationEntry, Session, WebConfig } from './types';
+import type { AuthMe, Device, NotificationEntry, Session, WebConfig } from './types';
 import { isNarrow, parseTime } from './util';
 
 export type Tab = 'terminal' | 'timeline';
@@ -12,6 +12,20 @@ export type ConnState = 'connecting' | 'open' | 'reconnecting';
 export const auth = signal<AuthState>('checking');
 /** null when unknown (the 401 body did not say). */
 export const passwordSet = signal<boolean | null>(null);
+/** A hub: many users (the login asks for a name) and many machines. */
+export const multiUser = signal(false);
+/** Who is logged in ('' when unknown). */
+export const currentUser = signal('');
+
+/** Take what GET /api/v1/auth/me (or its 401 body) says. */
+export function applyMe(b: AuthMe | undefined | null): void {
+  if (!b || typeof b !== 'object') return;
+  batch(() => {
+    if (typeof b.password_set === 'boolean') passwordSet.value = b.password_set;
+    if (typeof b.multi_user === 'boolean') multiUser.value = b.multi_user;
+    if (typeof b.user === 'string') currentUser.value = b.user;
+  });
+}
 
 export const sessionsById = signal<Record<string, Session>>({});
 /** Sessions ordered by creation (then id, for a stable order). */
@@ -40,7 +54,134 @@ export const needsYou = computed(() => sessions.value.filter((s) => s.status ===
 export const attention = computed(() =>
   sessions.value.filter((s) => s.status === 'needs-input' || s.status === 'review'),
 );
-export const hasDevices = computed(() => sessions.value.some((s) => !!s.device));
+
+// ---- machines ---------------------------------------------------------------
+
+/** The machines GET /api/v1/devices lists (a single-machine corral serve lists at most itself). */
+export const devices = signal<Device[]>([]);
+export const devicesLoaded = signal(false);
+/** Several machines (a hub): the sidebar groups sessions by machine, new sessions ask which. */
+export const machineMode = computed(
+  () => multiUser.value || devices.value.length > 1 || sessions.value.some((s) => !!s.device),
+);
+
+/**
+ * Every machine to show: the listed ones, plus names that only sessions carry
+ * (listed on the next refresh; until then, online unless all their sessions are offline).
+ */
+export const knownDevices = computed<Device[]>(() => {
+  const out = [...devices.value];
+  const seen = new Set(out.map((d) => d.name));
+  const extra = new Map<string, boolean>();
+  for (const s of sessions.value) {
+    if (!s.device || seen.has(s.device)) continue;
+    extra.set(s.device, (extra.get(s.device) ?? false) || !s.offline);
+  }
+  for (const [name, online] of extra) out.push({ id: name, name, online });
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+});
+
+export function deviceNamed(name: string | undefined): Device | undefined {
+  if (!name) return undefined;
+  return knownDevices.value.find((d) => d.name === name);
+}
+
+export interface MachineGroup {
+  name: string;
+  device?: Device;
+  list: Session[];
+}
+
+/** The sidebar's groups in machine mode: every machine, with its sessions (maybe none). */
+export const machineGroups = computed<MachineGroup[]>(() => {
+  const m = new Map<string, MachineGroup>();
+  for (const d of knownDevices.value) m.set(d.name, { name: d.name, device: d, list: [] });
+  const local = config.value.hostname || 'this machine';
+  for (const s of sessions.value) {
+    const k = s.device || local;
+    let g = m.get(k);
+    if (!g) {
+      g = { name: k, list: [] };
+      m.set(k, g);
+    }
+    g.list.push(s);
+  }
+  return [...m.values()].sort((a, b) => a.name.localeCompare(b.name));
+});
+
+/** Sessions in the order the sidebar shows them (for j/k). */
+export const sidebarOrder = computed(() =>
+  machineMode.value ? machineGroups.value.flatMap((g) => g.list) : sessions.value,
+);
+
+let devicesInFlight: Promise<void> | null = null;
+let devicesAgain = false;
+let devicesAt = 0;
+
+/** Refresh the machine list (one request at a time; a call meanwhile asks for one more). */
+export function loadDevices(): Promise<void> {
+  if (devicesInFlight) {
+    devicesAgain = true;
+    return devicesInFlight;
+  }
+  devicesInFlight = (async () => {
+    try {
+      do {
+        devicesAgain = false;
+        devicesAt = Date.now();
+        try {
+          const list = (await api.devices()) ?? [];
+          batch(() => {
+            devices.value = Array.isArray(list) ? list : [];
+            devicesLoaded.value = true;
+          });
+        } catch {
+          /* keep what we have; the next refresh tries again */
+        }
+      } while (devicesAgain && auth.value === 'ok');
+    } finally {
+      devicesInFlight = null;
+    }
+  })();
+  return devicesInFlight;
+}
+
+const DEVICE_POLL_MS = 30_000;
+let devicePoll: ReturnType<typeof setInterval> | undefined;
+const onVisibleDevices = () => {
+  if (document.visibilityState === 'visible' && Date.now() - devicesAt >= DEVICE_POLL_MS) void loadDevices();
+};
+
+/** Refresh the machine list every 30 s while the page is visible. */
+export function startDevicePolling(): void {
+  stopDevicePolling();
+  void loadDevices();
+  devicePoll = setInterval(() => {
+    if (document.visibilityState === 'visible') void loadDevices();
+  }, DEVICE_POLL_MS);
+  document.addEventListener('visibilitychange', onVisibleDevices);
+}
+
+export function stopDevicePolling(): void {
+  clearInterval(devicePoll);
+  devicePoll = undefined;
+  document.removeEventListener('visibilitychange', onVisibleDevices);
+}
+
+let mismatchAt = 0;
+/** A session names a machine we do not know, or contradicts its online state: refresh. */
+function checkDevice(s: Session): void {
+  if (!s.device) return;
+  const d = devices.value.find((x) => x.name === s.device);
+  if (!d) {
+    void loadDevices();
+    return;
+  }
+  if (d.online === !!s.offline && Date.now() - mismatchAt > 2000) {
+    mismatchAt = Date.now();
+    void loadDevices();
+  }
+}
 
 /** Phone layout (< 768 px). */
 export const narrow = signal(isNarrow());
@@ -54,6 +195,13 @@ export const sidebarOpen = signal(false); // the drawer on phones
 export const bellOpen = signal(false);
 export const settingsOpen = signal(false);
 export const newSessionOpen = signal(false);
+/** The machine the new-session dialog starts on (a group's + button); '' = ask. */
+export const newSessionDevice = signal('');
+
+export function openNewSession(device = ''): void {
+  newSessionDevice.value = device;
+  newSessionOpen.value = true;
+}
 export const helpOpen = signal(false);
 
 /** Ticks every second while anything shows a running clock. */
@@ -92,6 +240,7 @@ export function setSnapshot(list: Session[]): void {
     sessionsById.value = m;
     loaded.value = true;
   });
+  if (list.some((s) => s.device && !devices.value.some((d) => d.name === s.device))) void loadDevices();
   // Opened by URL before the sessions were known: the open session in review is seen now.
   const id = selectedId.value;
   if (id && document.visibilityState === 'visible') markViewedIfReview(id);
@@ -158,7 +307,7 @@ export function closeSession(): void {
 
 /** Move the selection by delta in sidebar order (j/k). */
 export function moveSelection(delta: number): void {
-  const list = sessions.value;
+  const list = sidebarOrder.value;
   if (list.length === 0) return;
   const i = list.findIndex((s) => s.id === selectedId.value);
   const n = i < 0 ? (delta > 0 ? 0 : list.length - 1) : Math.min(list.length - 1, Math.max(0, i + delta));
@@ -180,12 +329,14 @@ export function markViewed(id: string): void {
 
 export function markViewedIfReview(id: string): void {
   const s = sessionsById.value[id];
-  if (s && s.status === 'review') markViewed(id);
+  // An offline session cannot be told (its machine is away); it is marked when it is back.
+  if (s && s.status === 'review' && !s.offline) markViewed(id);
 }
 
 /** After a session event: the open, visible session that moved into review is seen. */
 export function onSessionEvent(s: Session): void {
-  if (s.id === selectedId.value && s.status === 'review' && document.visibilityState === 'visible') {
+  checkDevice(s);
+  if (s.id === selectedId.value && s.status === 'review' && !s.offline && document.visibilityState === 'visible') {
     markViewed(s.id);
   }
 }
@@ -207,7 +358,16 @@ export function addNotification(n: NotificationEntry): void {
 export async function loadNotifications(): Promise<void> {
   try {
     const list = (await api.notifications()) ?? [];
-    const live = notifications.value.filter((n) => n.live && !list.some((x) => x.seq === n.seq));
+    // A live entry is dropped once the log has it (same session and reason, within a few seconds).
+    const live = notifications.value.filter(
+      (n) =>
+        n.live &&
+        !list.some(
+          (x) =>
+            (x.seq && x.seq === n.seq) ||
+            (x.session_id === n.session_id && x.reason === n.reason && Math.abs(parseTime(x.time) - parseTime(n.time)) < 10_000),
+        ),
+    );
     const merged = [...live, ...list].sort((a, b) => parseTime(b.time) - parseTime(a.time));
     notifications.value = merged.slice(0, 200);
   } catch {
@@ -221,4 +381,24 @@ export async function loadConfig(): Promise<void> {
   } catch {
     /* optional */
   }
+}
+
+/** Forget everything of the logged-in user (logged out, or the session expired). */
+export function resetState(): void {
+  batch(() => {
+    sessionsById.value = {};
+    loaded.value = false;
+    lastSeq.value = 0;
+    devices.value = [];
+    devicesLoaded.value = false;
+    notifications.value = [];
+    unseenNotifications.value = 0;
+    currentUser.value = '';
+    config.value = {};
+    sidebarOpen.value = false;
+    bellOpen.value = false;
+    settingsOpen.value = false;
+    newSessionOpen.value = false;
+    helpOpen.value = false;
+  });
 }

@@ -70,6 +70,8 @@ export class TermController {
   conn: TermConn | null = null;
   readonly state = signal<TermConnState>('connecting');
   readonly exitReason = signal('');
+  /** The session's machine is offline: no connection, no input (the last screen stays). */
+  readonly offline = signal(false);
   private opened = false;
   private chunks: Chunk[] = [];
   private writing = false;
@@ -100,7 +102,9 @@ export class TermController {
       }),
     );
     this.term.onData((d) => this.send(d));
-    this.term.onBinary((d) => this.conn?.inputBinary(d));
+    this.term.onBinary((d) => {
+      if (!this.offline.peek()) this.conn?.inputBinary(d);
+    });
     this.term.onResize(({ cols, rows }) => this.conn?.resize(cols, rows));
     this.mq.addEventListener('change', this.onScheme);
   }
@@ -111,6 +115,7 @@ export class TermController {
 
   /** Typed input, with the sticky Ctrl of the keys bar applied. */
   send(data: string): void {
+    if (this.offline.peek()) return;
     if (ctrlArmed.value && data.length > 0) {
       ctrlArmed.value = false;
       data = ctrlOf(data);
@@ -128,25 +133,52 @@ export class TermController {
       this.safeFit();
       // Fit again once web fonts are in (the cell size changes).
       document.fonts?.ready.then(() => this.queueFit()).catch(() => {});
-      this.conn = new TermConn(
-        this.sessionId,
-        {
-          output: (d) => this.enqueue(d),
-          reset: () => this.enqueue(RESET),
-          exit: (r) => (this.exitReason.value = r || 'the terminal closed'),
-          state: (s) => {
-            this.state.value = s;
-            if (s === 'open') this.exitReason.value = '';
-          },
-        },
-        { cols: this.term.cols, rows: this.term.rows },
-      );
-      this.conn.start();
       this.ro = new ResizeObserver(() => this.queueFit());
       this.ro.observe(this.el);
+      if (!this.offline.peek()) this.connect();
     } else {
       this.queueFit();
     }
+  }
+
+  /**
+   * The machine went away (or came back). Offline: stop connecting (the hub has nothing to
+   * attach to) and take no input; the last screen stays. Back: connect again, resuming the
+   * stream when the machine still holds it (otherwise the server starts a fresh one).
+   */
+  setOffline(off: boolean): void {
+    if (this.disposed || off === this.offline.peek()) return;
+    this.offline.value = off;
+    this.term.options.disableStdin = off;
+    if (off) {
+      ctrlArmed.value = false;
+      this.conn?.close();
+      return;
+    }
+    if (!this.opened) return;
+    if (this.conn) {
+      this.exitReason.value = '';
+      this.conn.reconnect(true);
+    } else {
+      this.connect();
+    }
+  }
+
+  private connect(): void {
+    this.conn = new TermConn(
+      this.sessionId,
+      {
+        output: (d) => this.enqueue(d),
+        reset: () => this.enqueue(RESET),
+        exit: (r) => (this.exitReason.value = r || 'the terminal closed'),
+        state: (s) => {
+          this.state.value = s;
+          if (s === 'open') this.exitReason.value = '';
+        },
+      },
+      { cols: this.term.cols, rows: this.term.rows },
+    );
+    this.conn.start();
   }
 
   focus(): void {

@@ -62,6 +62,8 @@ export interface Session {
   args?: string[];
   created_at: string;
   updated_at?: string;
+  /** Its machine is not connected to the hub: this is the last known state. */
+  offline?: boolean;
 }
 
 export type EventType = 'snapshot' | 'session' | 'removed' | 'resync' | 'ping';
@@ -142,7 +144,11 @@ export interface WebConfig {
 
 export interface NotificationEntry {
   seq: number;
+  /** The log's id (entries from GET /api/v1/notifications). */
+  id?: number;
   time: string;
+  /** The machine, on a hub. */
+  device?: string;
   session_id: string;
   session_name: string;
   reason: string;
@@ -154,6 +160,37 @@ export interface NotificationEntry {
 export interface AuthMe {
   authenticated?: boolean;
   password_set?: boolean;
+  /** A hub: the login form asks for a user name. */
+  multi_user?: boolean;
+  /** Who is logged in (200 only). */
+  user?: string;
+}
+
+/** What POST /api/v1/auth/login takes: a user and a password, or an API token. */
+export type LoginRequest = { user?: string; password: string } | { token: string };
+
+/** A machine of the logged-in user (GET /api/v1/devices). */
+export interface Device {
+  id: string;
+  name: string;
+  online: boolean;
+  hostname?: string;
+  os?: string;
+  version?: string;
+  last_seen?: string;
+}
+
+export interface DownloadRequest {
+  url: string;
+  /** Relative to the session's folder; empty: the URL's file name. */
+  path?: string;
+  overwrite?: boolean;
+}
+
+export interface DownloadResult {
+  path: string;
+  size: number;
+  sha256: string;
 }
 
 export interface CreateRequest {

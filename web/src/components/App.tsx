@@ -9,6 +9,7 @@ import {
   narrow,
   needsYou,
   newSessionOpen,
+  openNewSession,
   selected,
   selectedId,
   settingsOpen,
@@ -20,7 +21,7 @@ import { Bell, BellDrawer, ConnIndicator, HelpDialog, Login, SettingsPanel, Toas
 import { SessionView } from './SessionView';
 import { Counts, NewSessionButton, SessionList, Sidebar } from './Sidebar';
 
-export function App(props: { onLoggedIn: () => void }) {
+export function App() {
   const n = attention.value.length;
   useEffect(() => {
     document.title = n > 0 ? `(${n}) corral` : 'corral';
@@ -35,7 +36,7 @@ export function App(props: { onLoggedIn: () => void }) {
       </div>
     );
   }
-  if (auth.value === 'login') return <Login onLoggedIn={props.onLoggedIn} />;
+  if (auth.value === 'login') return <Login />;
 
   const isNarrow = narrow.value;
   const s = selected.value;
@@ -140,7 +141,7 @@ function Empty() {
       ) : (
         <p class="muted">Pick a session on the left, or start a new one.</p>
       )}
-      <button type="button" class="btn btn-primary" onClick={() => (newSessionOpen.value = true)} data-testid="new-session-empty">
+      <button type="button" class="btn btn-primary" onClick={() => openNewSession()} data-testid="new-session-empty">
         <Icon name="plus" /> New session
       </button>
       <p class="muted small">

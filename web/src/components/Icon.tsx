@@ -17,6 +17,9 @@ const P: Record<string, string> = {
   clock: 'M12 22a10 10 0 1 0 0-20 10 10 0 0 0 0 20zM12 6v6l4 2',
   chart: 'M3 3v18h18M7 16v-5M12 16V8M17 16v-9',
   keyboard: 'M2 6h20v12H2zM6 10h.01M10 10h.01M14 10h.01M18 10h.01M7 14h10',
+  download: 'M12 3v12M7 10l5 5 5-5M5 21h14',
+  monitor: 'M3 4h18v12H3zM8 20h8M12 16v4',
+  offline: 'M2 2l20 20M8.5 16.5a5 5 0 0 1 7 0M5 12.9a10 10 0 0 1 5.2-2.8M19 12.9a10 10 0 0 0-2.1-1.6M2 8.8a15 15 0 0 1 4.2-2.6M22 8.8A15 15 0 0 0 10.7 5.1M12 20h.01',
 };
 
 export function Icon(props: { name: keyof typeof P | string; size?: number; class?: string }) {

@@ -16,8 +16,10 @@ export function NeedsInputCard(props: { s: Session; compact?: boolean; testid?: 
   const w = s.waiting_for;
   const [busy, setBusy] = useState<string | null>(null);
   const options = w?.options && w.options.length > 0 ? w.options : GENERIC;
+  // Its machine is away: nothing can be pressed until it is back.
+  const off = !!s.offline;
   const press = (label: string, keys: string[]) => {
-    if (busy) return;
+    if (busy || off) return;
     setBusy(label);
     api
       .keys(s.id, keys)
@@ -30,9 +32,10 @@ export function NeedsInputCard(props: { s: Session; compact?: boolean; testid?: 
   else if (w?.kind === 'elicitation') title = 'Input requested';
   return (
     <section
-      class={`needs-card${props.compact ? ' compact' : ''}`}
+      class={`needs-card${props.compact ? ' compact' : ''}${off ? ' offline' : ''}`}
       data-testid={props.testid ?? 'needs-input-card'}
       data-session-id={s.id}
+      data-offline={off ? 'true' : undefined}
       aria-label={`${s.name} needs input`}
       role="region"
     >
@@ -40,6 +43,11 @@ export function NeedsInputCard(props: { s: Session; compact?: boolean; testid?: 
         <span class="needs-badge">Needs you</span>
         <h3 class="needs-title">{title}</h3>
       </div>
+      {off && (
+        <p class="needs-offline" role="note">
+          {s.device ? `${s.device} is offline` : 'The machine is offline'}: the answer can be given once it is back.
+        </p>
+      )}
       {w && <WaitingBody w={w} compact={!!props.compact} />}
       {w?.message && w.kind !== 'elicitation' && <p class="needs-msg">{w.message}</p>}
       <div class="needs-actions" role="group" aria-label="Answers">
@@ -50,7 +58,7 @@ export function NeedsInputCard(props: { s: Session; compact?: boolean; testid?: 
             class={`btn opt-btn${i === 0 ? ' btn-primary' : ''}`}
             aria-label={o.label}
             title={`Keys: ${o.keys.join(' ')}`}
-            disabled={busy !== null}
+            disabled={busy !== null || off}
             data-keys={o.keys.join(' ')}
             onClick={() => press(o.label, o.keys)}
           >
@@ -61,7 +69,7 @@ export function NeedsInputCard(props: { s: Session; compact?: boolean; testid?: 
           type="button"
           class="btn btn-ghost opt-btn"
           aria-label="Esc (cancel)"
-          disabled={busy !== null}
+          disabled={busy !== null || off}
           onClick={() => press('Esc (cancel)', ['Escape'])}
         >
           Esc (cancel)

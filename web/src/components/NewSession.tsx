@@ -1,7 +1,18 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
-import { config, hasDevices, newSessionOpen, openSession, selected, sessions, upsertSession } from '../store';
-import type { CreateRequest, DirListing, Resumable } from '../types';
+import {
+  devicesLoaded,
+  knownDevices,
+  loadDevices,
+  machineMode,
+  newSessionDevice,
+  newSessionOpen,
+  now,
+  openSession,
+  selected,
+  upsertSession,
+} from '../store';
+import type { CreateRequest, Device, DirListing, Resumable } from '../types';
 import { ago, baseName, bytes, oneLine, shortDir } from '../util';
 import { Icon } from './Icon';
 import { Modal } from './Modal';
@@ -9,29 +20,47 @@ import { Modal } from './Modal';
 type Step = 'device' | 'dir' | 'start';
 
 export function NewSessionDialog() {
-  const devices = useMemo(() => {
-    const set = new Set<string>();
-    for (const s of sessions.value) if (s.device) set.add(s.device);
-    return [...set].sort();
-  }, [sessions.value]);
-  const multi = hasDevices.value;
-  const [device, setDevice] = useState<string>(selected.value?.device || devices[0] || '');
-  const [step, setStep] = useState<Step>(multi ? 'device' : 'dir');
+  // On a hub (several machines) it asks which machine, and always says it to the server.
+  const multi = machineMode.value;
+  const devs = knownDevices.value;
+  const [device, setDevice] = useState<string>(() => {
+    const list = knownDevices.peek();
+    const on = (n: string | undefined) => !!n && list.some((d) => d.name === n && d.online);
+    const preset = newSessionDevice.peek();
+    if (on(preset)) return preset;
+    const cur = selected.peek()?.device;
+    if (on(cur)) return cur!;
+    const online = list.filter((d) => d.online);
+    return online.length === 1 ? online[0]!.name : '';
+  });
+  const [step, setStep] = useState<Step>(() => {
+    if (!multi) return 'dir';
+    const list = knownDevices.peek();
+    // Picked already (a machine's + in the sidebar), or the only machine there is.
+    if (device && (newSessionDevice.peek() === device || list.length === 1)) return 'dir';
+    return 'device';
+  });
   const [dir, setDir] = useState('');
-  const close = () => (newSessionOpen.value = false);
+  useEffect(() => {
+    if (multi) void loadDevices();
+  }, []);
+  const close = () => {
+    newSessionOpen.value = false;
+    newSessionDevice.value = '';
+  };
 
   return (
     <Modal title="New session" onClose={close} testid="new-session-dialog" class="new-session">
       {multi && (
         <ol class="steps" aria-label="Steps">
-          <li class={step === 'device' ? 'current' : ''}>Machine</li>
+          <li class={step === 'device' ? 'current' : ''}>{step !== 'device' && device ? `Machine: ${device}` : 'Machine'}</li>
           <li class={step === 'dir' ? 'current' : ''}>Folder</li>
           <li class={step === 'start' ? 'current' : ''}>Start</li>
         </ol>
       )}
       {step === 'device' && (
         <DevicePicker
-          devices={devices}
+          devices={devs}
           value={device}
           onPick={(d) => {
             setDevice(d);
@@ -54,21 +83,53 @@ export function NewSessionDialog() {
   );
 }
 
-function DevicePicker(props: { devices: string[]; value: string; onPick: (d: string) => void }) {
+function DevicePicker(props: { devices: Device[]; value: string; onPick: (d: string) => void }) {
+  const list = props.devices;
   return (
     <div class="device-picker">
       <p class="muted">Which machine should run it?</p>
       <ul class="pick-list">
-        {props.devices.map((d) => (
-          <li key={d}>
-            <button type="button" class={`pick${d === props.value ? ' current' : ''}`} onClick={() => props.onPick(d)} data-testid="device-option">
-              <Icon name="term" />
-              <span>{d}</span>
-            </button>
-          </li>
-        ))}
+        {list.map((d) => {
+          const seen = !d.online && d.last_seen ? ago(d.last_seen, now.value) : '';
+          const info = [d.hostname && d.hostname !== d.name ? d.hostname : '', d.os, d.version].filter(Boolean).join(' · ');
+          return (
+            <li key={d.name}>
+              <button
+                type="button"
+                class={`pick pick-device${d.name === props.value ? ' current' : ''}${d.online ? '' : ' pick-offline'}`}
+                disabled={!d.online}
+                onClick={() => props.onPick(d.name)}
+                data-testid="device-option"
+                data-device={d.name}
+                data-online={d.online ? 'true' : 'false'}
+                title={d.online ? `Start it on ${d.name}` : `${d.name} is offline`}
+              >
+                <span class={`dev-state ${d.online ? 'dev-online' : 'dev-offline'}`} aria-hidden="true" />
+                <span class="pick-main">
+                  <span class="pick-name">{d.name}</span>
+                  {info && <span class="pick-info muted small">{info}</span>}
+                </span>
+                <span class={`pick-state small${d.online ? ' ok-text' : ' muted'}`}>
+                  {d.online ? 'online' : seen ? `offline · seen ${seen}` : d.last_seen ? 'offline' : 'never connected'}
+                </span>
+              </button>
+            </li>
+          );
+        })}
       </ul>
-      {props.devices.length === 0 && <p class="muted">No machines known yet{config.value.hostname ? ` besides ${config.value.hostname}` : ''}.</p>}
+      {list.length === 0 && (
+        <p class="muted">
+          {devicesLoaded.value ? (
+            <>
+              No machines yet. Add one on the hub with <code>corral hub device add NAME --user USER</code>, then run{' '}
+              <code>corral agent</code> on it.
+            </>
+          ) : (
+            'Loading machines…'
+          )}
+        </p>
+      )}
+      {list.length > 0 && list.every((d) => !d.online) && <p class="warn-text small">No machine is online right now.</p>}
     </div>
   );
 }

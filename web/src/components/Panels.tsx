@@ -1,11 +1,11 @@
 // The bell and its drawer, settings, login, help, toasts, connection indicator.
 
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorText } from '../api';
+import { api, ApiError, errorText } from '../api';
+import { loggedIn, logout } from '../auth';
 import { notifPermission, pushEnabled, pushSupported, requestNotificationPermission, enablePush, disablePush } from '../notify';
 import {
   attention,
-  auth,
   bellOpen,
   config,
   conn,
@@ -14,7 +14,9 @@ import {
   helpOpen,
   loadConfig,
   loadNotifications,
+  currentUser,
   loaded,
+  multiUser,
   notifications,
   now,
   openSession,
@@ -80,6 +82,11 @@ export function BellDrawer() {
                   <span class="att-name">
                     {s.name}
                     {s.device && <span class="muted"> · {s.device}</span>}
+                    {s.offline && (
+                      <span class="tag tag-offline" data-testid="offline-badge">
+                        offline
+                      </span>
+                    )}
                   </span>
                   <span class="att-act">{s.status === 'review' ? (s.error ? `Failed: ${s.error}` : 'Finished, not seen yet') : activity(s)}</span>
                 </span>
@@ -99,7 +106,10 @@ export function BellDrawer() {
                 <button type="button" class="notif" disabled={!s} onClick={() => s && open(n.session_id)} data-testid="notification">
                   <StatusDot status={n.reason === 'needs-input' ? 'needs-input' : n.reason === 'review' ? 'review' : 'idle'} title={n.reason} />
                   <span class="notif-main">
-                    <span class="notif-msg">{n.message || `${n.session_name}: ${n.reason}`}</span>
+                    <span class="notif-msg">
+                      {n.device && <span class="notif-dev">{n.device}/</span>}
+                      {n.message || `${n.session_name}: ${n.reason}`}
+                    </span>
                     <span class="notif-time" title={new Date(n.time).toLocaleString()}>
                       {timeOfDay(n.time)} · {ago(n.time)}
                       {!s && ' · session gone'}
@@ -135,9 +145,14 @@ export function SettingsPanel() {
   const [saving, setSaving] = useState(false);
   const [pushBusy, setPushBusy] = useState(false);
   const [pushErr, setPushErr] = useState('');
+  const [loggingOut, setLoggingOut] = useState(false);
   useEffect(() => {
     void loadConfig().then(() => setHook(config.value.webhook_url ?? ''));
   }, []);
+  const doLogout = () => {
+    setLoggingOut(true);
+    void logout();
+  };
   const perm = notifPermission.value;
   const saveHook = (e: Event) => {
     e.preventDefault();
@@ -230,18 +245,24 @@ export function SettingsPanel() {
           corral {config.value.version || ''}
           {config.value.hostname ? ` on ${config.value.hostname}` : ''}
         </p>
-        <button
-          type="button"
-          class="btn btn-danger-ghost"
-          onClick={() =>
-            api
-              .logout()
-              .catch(() => {})
-              .finally(() => location.reload())
-          }
-        >
-          Log out
-        </button>
+      </section>
+      <section class="set-section set-account">
+        <h3>Account</h3>
+        <div class="btn-row">
+          <span class="small account-user" data-testid="current-user">
+            {multiUser.value && currentUser.value ? (
+              <>
+                Logged in as <strong>{currentUser.value}</strong>
+              </>
+            ) : (
+              'Logged in'
+            )}
+          </span>
+          <button type="button" class="btn btn-danger-ghost" disabled={loggingOut} onClick={doLogout} data-testid="logout">
+            {loggingOut ? 'Logging out…' : 'Log out'}
+          </button>
+        </div>
+        {pushEnabled.value && <p class="muted small">Logging out also stops push notifications in this browser.</p>}
       </section>
     </Modal>
   );
@@ -294,60 +315,130 @@ export function Toasts() {
   );
 }
 
-export function Login(props: { onLoggedIn: () => void }) {
+type LoginMode = 'password' | 'token';
+
+export function Login() {
+  const multi = multiUser.value;
+  // A password login is possible on a hub (its users have passwords) or once `corral passwd` set one.
+  const pwPossible = multi || passwordSet.value !== false;
+  const [mode, setMode] = useState<LoginMode>(pwPossible ? 'password' : 'token');
+  const [user, setUser] = useState('');
   const [pw, setPw] = useState('');
+  const [token, setToken] = useState('');
   const [err, setErr] = useState('');
   const [busy, setBusy] = useState(false);
-  const showPw = passwordSet.value !== false;
+  const m: LoginMode = pwPossible ? mode : 'token';
+  const ready = m === 'token' ? !!token.trim() : !!pw && (!multi || !!user.trim());
   const submit = (e: Event) => {
     e.preventDefault();
-    if (!pw) return;
+    if (!ready || busy) return;
     setBusy(true);
     setErr('');
+    const body = m === 'token' ? { token: token.trim() } : multi ? { user: user.trim(), password: pw } : { password: pw };
     api
-      .login(pw)
+      .login(body)
       .then(() => {
         setPw('');
-        auth.value = 'ok';
-        props.onLoggedIn();
+        setToken('');
+        return loggedIn();
       })
-      .catch((x) => setErr(errorText(x)))
-      .finally(() => setBusy(false));
+      .catch((x) => {
+        setErr(m === 'token' && x instanceof ApiError && x.status === 401 ? 'That token is not valid.' : errorText(x));
+        setBusy(false);
+      });
+  };
+  const switchTo = (next: LoginMode) => {
+    setMode(next);
+    setErr('');
   };
   return (
-    <main class="login" data-testid="login">
+    <main class="login" data-testid="login" data-multi-user={multi ? 'true' : 'false'}>
       <div class="login-box">
         <div class="brand brand-big">
           <img src="/icon.svg" alt="" width={40} height={40} />
           <span>corral</span>
         </div>
-        {showPw && (
-          <form onSubmit={submit} class="login-form">
+        <form onSubmit={submit} class="login-form" data-mode={m}>
+          {m === 'password' ? (
+            <>
+              {multi && (
+                <label class="field">
+                  <span>User name</span>
+                  <input
+                    class="input"
+                    type="text"
+                    name="username"
+                    autoComplete="username"
+                    autoCapitalize="none"
+                    autoCorrect="off"
+                    spellcheck={false}
+                    value={user}
+                    autoFocus
+                    data-testid="login-user"
+                    onInput={(e) => setUser((e.target as HTMLInputElement).value)}
+                  />
+                </label>
+              )}
+              <label class="field">
+                <span>Password</span>
+                <input
+                  class="input"
+                  type="password"
+                  name="password"
+                  autoComplete="current-password"
+                  value={pw}
+                  autoFocus={!multi}
+                  data-testid="password"
+                  onInput={(e) => setPw((e.target as HTMLInputElement).value)}
+                />
+              </label>
+            </>
+          ) : (
             <label class="field">
-              <span>Password</span>
+              <span>API token</span>
               <input
-                class="input"
+                class="input input-mono"
                 type="password"
-                autoComplete="current-password"
-                value={pw}
+                name="token"
+                autoComplete="off"
+                spellcheck={false}
+                value={token}
                 autoFocus
-                data-testid="password"
-                onInput={(e) => setPw((e.target as HTMLInputElement).value)}
+                data-testid="login-token"
+                onInput={(e) => setToken((e.target as HTMLInputElement).value)}
               />
             </label>
-            {err && (
-              <p class="form-error" role="alert">
-                {err}
-              </p>
-            )}
-            <button type="submit" class="btn btn-primary" disabled={busy || !pw}>
-              {busy ? 'Logging in…' : 'Log in'}
-            </button>
-          </form>
+          )}
+          {err && (
+            <p class="form-error" role="alert" data-testid="login-error">
+              {err}
+            </p>
+          )}
+          <button type="submit" class="btn btn-primary" disabled={busy || !ready} data-testid="login-submit">
+            {busy ? 'Logging in…' : 'Log in'}
+          </button>
+        </form>
+        {pwPossible && (
+          <button
+            type="button"
+            class="link-btn login-switch"
+            data-testid={m === 'password' ? 'login-with-token' : 'login-with-password'}
+            onClick={() => switchTo(m === 'password' ? 'token' : 'password')}
+          >
+            {m === 'password' ? 'Log in with a token' : multi ? 'Log in with a user name and password' : 'Log in with the password'}
+          </button>
         )}
         <p class="muted small login-hint">
-          {showPw ? 'Or open' : 'Open'} the URL that <code>corral serve</code> printed (it ends in <code>?token=…</code>): it logs this
-          browser in.
+          {multi ? (
+            <>
+              An API token comes from <code>corral hub user add</code> or <code>corral hub user token NAME</code> on the hub.
+            </>
+          ) : (
+            <>
+              {m === 'token' ? 'Paste the token from' : 'Or open'} the URL that <code>corral serve</code> printed (it ends in{' '}
+              <code>?token=…</code>){m === 'token' ? ', or open that URL: it logs this browser in.' : ': it logs this browser in.'}
+            </>
+          )}
         </p>
       </div>
     </main>

@@ -2,8 +2,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
 import {
   closeSession,
+  deviceNamed,
   markViewed,
   narrow,
+  now,
   removeSession,
   setTab,
   tab,
@@ -12,7 +14,8 @@ import {
   upsertSession,
 } from '../store';
 import type { Session } from '../types';
-import { cost, modelName, shortDir, STATUS_LABEL } from '../util';
+import { ago, cost, modelName, shortDir, STATUS_LABEL } from '../util';
+import { DownloadDialog } from './Download';
 import { Icon } from './Icon';
 import { Modal } from './Modal';
 import { NeedsInputCard } from './NeedsInput';
@@ -26,8 +29,9 @@ export function SessionView(props: { s: Session }) {
   const t = tab.value;
   const [showUsage, setShowUsage] = useState(false);
   return (
-    <div class="session-view" data-session-id={s.id} data-status={s.status}>
+    <div class={`session-view${s.offline ? ' offline' : ''}`} data-session-id={s.id} data-status={s.status} data-offline={s.offline ? 'true' : undefined}>
       <SessionHeader s={s} showUsage={showUsage} toggleUsage={() => setShowUsage(!showUsage)} />
+      {s.offline && <OfflineBanner s={s} />}
       {showUsage && <UsagePanel s={s} />}
       {s.status === 'needs-input' && <NeedsInputCard s={s} />}
       {s.error && s.status !== 'exited' && s.status !== 'needs-input' && (
@@ -93,6 +97,9 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
   const s = props.s;
   const [editing, setEditing] = useState(false);
   const [killing, setKilling] = useState(false);
+  const [downloading, setDownloading] = useState(false);
+  const off = !!s.offline;
+  const offTitle = 'The machine is offline';
   const model = modelName(s);
   const ctx = s.usage?.context_percent;
   const c = s.usage?.cost_usd;
@@ -103,16 +110,34 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
         {editing ? (
           <RenameField s={s} done={() => setEditing(false)} />
         ) : (
-          <button type="button" class="sh-name" title="Rename" aria-label={`Rename ${s.name}`} onClick={() => setEditing(true)} data-testid="session-name">
+          <button
+            type="button"
+            class="sh-name"
+            title={off ? s.name : 'Rename'}
+            aria-label={off ? s.name : `Rename ${s.name}`}
+            disabled={off}
+            onClick={() => setEditing(true)}
+            data-testid="session-name"
+          >
             {s.name || s.id}
           </button>
         )}
-        <span class={`status-chip st-${s.status}`} data-testid="session-status">
-          {STATUS_LABEL[s.status] ?? s.status}
-          {s.compacting ? ' · compacting' : ''}
-        </span>
+        {off ? (
+          <span
+            class="status-chip st-offline"
+            data-testid="offline-badge"
+            title={`The machine is offline; last known status: ${STATUS_LABEL[s.status] ?? s.status}`}
+          >
+            Offline
+          </span>
+        ) : (
+          <span class={`status-chip st-${s.status}`} data-testid="session-status">
+            {STATUS_LABEL[s.status] ?? s.status}
+            {s.compacting ? ' · compacting' : ''}
+          </span>
+        )}
         <span class="sh-actions">
-          {s.status === 'review' && (
+          {s.status === 'review' && !off && (
             <button type="button" class="btn btn-small" onClick={() => markViewed(s.id)} data-testid="mark-seen">
               <Icon name="check" size={14} /> Mark seen
             </button>
@@ -127,7 +152,27 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
             <Icon name="chart" size={14} />
             {!narrow.value && ' Usage'}
           </button>
-          <button type="button" class="btn btn-small btn-danger-ghost" onClick={() => setKilling(true)} data-testid="kill" aria-label="Kill session">
+          <button
+            type="button"
+            class="btn btn-small btn-ghost"
+            onClick={() => setDownloading(true)}
+            disabled={off}
+            data-testid="download"
+            aria-label="Download a file into this session's folder"
+            title={off ? offTitle : "Download a file into this session's folder"}
+          >
+            <Icon name="download" size={14} />
+            {!narrow.value && ' Download'}
+          </button>
+          <button
+            type="button"
+            class="btn btn-small btn-danger-ghost"
+            onClick={() => setKilling(true)}
+            disabled={off}
+            title={off ? offTitle : 'Kill session'}
+            data-testid="kill"
+            aria-label="Kill session"
+          >
             <Icon name="trash" size={14} />
             {!narrow.value && ' Kill'}
           </button>
@@ -169,7 +214,24 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
         )}
       </div>
       {killing && <KillConfirm s={s} close={() => setKilling(false)} />}
+      {downloading && <DownloadDialog s={s} close={() => setDownloading(false)} />}
     </header>
+  );
+}
+
+function OfflineBanner(props: { s: Session }) {
+  const s = props.s;
+  const dev = deviceNamed(s.device);
+  const seen = dev && !dev.online && dev.last_seen ? ago(dev.last_seen, now.value) : '';
+  return (
+    <div class="offline-banner" role="status" data-testid="offline-banner">
+      <Icon name="offline" size={16} />
+      <span>
+        <strong>{s.device || 'The machine'} is offline</strong>
+        {seen ? ` (last seen ${seen})` : ''}: showing the last known state ({STATUS_LABEL[s.status] ?? s.status}) until it is
+        back.
+      </span>
+    </div>
   );
 }
 

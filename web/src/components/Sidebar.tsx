@@ -1,18 +1,21 @@
 import { useState } from 'preact/hooks';
 import {
-  config,
-  hasDevices,
+  devicesLoaded,
   loaded,
+  machineGroups,
+  machineMode,
+  multiUser,
   narrow,
   needsYou,
-  newSessionOpen,
   now,
+  openNewSession,
   openSession,
   selectedId,
   sessions,
+  type MachineGroup,
 } from '../store';
 import type { Session } from '../types';
-import { activity, clock, parseTime, pct, rollup, shortDir } from '../util';
+import { activity, ago, clock, parseTime, pct, rollup, shortDir } from '../util';
 import { Icon } from './Icon';
 import { NeedsInputCard } from './NeedsInput';
 import { SessionDot, StatusDot } from './StatusDot';
@@ -43,7 +46,7 @@ export function NewSessionButton(props: { compact?: boolean; testid?: string }) 
       data-testid={props.testid ?? 'new-session'}
       aria-label="New session"
       title="New session (n)"
-      onClick={() => (newSessionOpen.value = true)}
+      onClick={() => openNewSession()}
     >
       <Icon name="plus" />
       {!props.compact && <span>New session</span>}
@@ -51,11 +54,34 @@ export function NewSessionButton(props: { compact?: boolean; testid?: string }) 
   );
 }
 
-/** The list of sessions, grouped by machine when sessions carry a device. */
+/** The list of sessions; on a hub (several machines), grouped by machine, every machine shown. */
 export function SessionList() {
   const list = sessions.value;
   if (!loaded.value) {
     return <div class="list-empty">Loading sessions…</div>;
+  }
+  if (machineMode.value) {
+    const groups = machineGroups.value;
+    if (groups.length === 0) {
+      return (
+        <div class="list-empty">
+          <p>{devicesLoaded.value || !multiUser.value ? 'No machines yet.' : 'Loading machines…'}</p>
+          {devicesLoaded.value && (
+            <p class="muted small">
+              Add one on the hub with <code>corral hub device add NAME --user USER</code>, then run <code>corral agent</code> on
+              it with the token that prints.
+            </p>
+          )}
+        </div>
+      );
+    }
+    return (
+      <div class="groups">
+        {groups.map((g) => (
+          <Group key={g.name} g={g} />
+        ))}
+      </div>
+    );
   }
   if (list.length === 0) {
     return (
@@ -65,52 +91,78 @@ export function SessionList() {
       </div>
     );
   }
-  if (!hasDevices.value) {
-    return (
-      <ul class="session-list" aria-label="Sessions">
-        {list.map((s) => (
-          <Row key={s.id} s={s} />
-        ))}
-      </ul>
-    );
-  }
-  const groups = new Map<string, Session[]>();
-  const local = config.value.hostname || 'this machine';
-  for (const s of list) {
-    const k = s.device || local;
-    const g = groups.get(k);
-    if (g) g.push(s);
-    else groups.set(k, [s]);
-  }
   return (
-    <div class="groups">
-      {[...groups.entries()].map(([dev, g]) => (
-        <Group key={dev} name={dev} list={g} />
+    <ul class="session-list" aria-label="Sessions">
+      {list.map((s) => (
+        <Row key={s.id} s={s} />
       ))}
-    </div>
+    </ul>
   );
 }
 
-function Group(props: { name: string; list: Session[] }) {
+function Group(props: { g: MachineGroup }) {
+  const { name, device, list } = props.g;
   const [open, setOpen] = useState(true);
-  const r = rollup(props.list);
-  const id = `grp-${props.name.replace(/\W+/g, '-')}`;
+  // A machine we only know from its sessions counts as online unless they say otherwise.
+  const online = device ? device.online : !list.every((s) => s.offline);
+  const r = rollup(list);
+  const id = `grp-${name.replace(/\W+/g, '-')}`;
+  const seen = !online && device?.last_seen ? ago(device.last_seen, now.value) : '';
+  const where = [device?.hostname && device.hostname !== name ? device.hostname : '', device?.os, device?.version]
+    .filter(Boolean)
+    .join(' · ');
+  const never = !online && !!device && !device.last_seen;
+  const title = `${name}: ${online ? 'online' : never ? 'offline, never connected' : 'offline'}${seen ? `, last seen ${seen}` : ''}${where ? ` (${where})` : ''}`;
   return (
-    <section class="group" data-testid="device-group" data-device={props.name} data-status={r.status}>
+    <section
+      class={`group${online ? '' : ' group-offline'}`}
+      data-testid="device-group"
+      data-device={name}
+      data-status={list.length ? r.status : 'none'}
+      data-online={online ? 'true' : 'false'}
+    >
       <h3 class="group-head">
-        <button type="button" class="group-toggle" aria-expanded={open} aria-controls={id} onClick={() => setOpen(!open)}>
+        <button
+          type="button"
+          class="group-toggle"
+          aria-expanded={open}
+          aria-controls={id}
+          title={title}
+          data-testid="device-item"
+          data-device={name}
+          data-online={online ? 'true' : 'false'}
+          onClick={() => setOpen(!open)}
+        >
           <Icon name="chevron" class={open ? 'rot90' : ''} size={12} />
-          <StatusDot status={r.status} error={r.error} />
-          <span class="group-name">{props.name}</span>
-          <span class="group-count">{props.list.length}</span>
+          <span class={`dev-state ${online ? 'dev-online' : 'dev-offline'}`} role="img" aria-label={online ? 'online' : 'offline'} />
+          <span class="group-name">{name}</span>
+          {!online && <span class="group-seen">{seen ? `offline · ${seen}` : never ? 'never connected' : 'offline'}</span>}
+          {list.length > 0 && online && <StatusDot status={r.status} error={r.error} />}
+          <span class="group-count">{list.length}</span>
         </button>
+        {online && (
+          <button
+            type="button"
+            class="icon-btn group-new"
+            aria-label={`New session on ${name}`}
+            title={`New session on ${name}`}
+            onClick={() => openNewSession(name)}
+          >
+            <Icon name="plus" size={14} />
+          </button>
+        )}
       </h3>
-      {open && (
-        <ul class="session-list" id={id} aria-label={`Sessions on ${props.name}`}>
-          {props.list.map((s) => (
+      {open && list.length > 0 && (
+        <ul class="session-list" id={id} aria-label={`Sessions on ${name}`}>
+          {list.map((s) => (
             <Row key={s.id} s={s} />
           ))}
         </ul>
+      )}
+      {open && list.length === 0 && (
+        <p class="group-empty muted small" id={id}>
+          {online ? 'No sessions.' : 'No sessions known.'}
+        </p>
       )}
     </section>
   );
@@ -120,12 +172,13 @@ function Row(props: { s: Session }) {
   const s = props.s;
   const [respond, setRespond] = useState(false);
   const isSel = selectedId.value === s.id;
-  const busyMs = s.status === 'busy' ? parseTime(s.busy_since) : 0;
+  const off = !!s.offline;
+  const busyMs = s.status === 'busy' && !off ? parseTime(s.busy_since) : 0;
   const ctx = s.usage?.context_percent;
   const act = activity(s);
   const needs = s.status === 'needs-input';
   return (
-    <li class={`row-wrap${isSel ? ' selected' : ''}`}>
+    <li class={`row-wrap${isSel ? ' selected' : ''}${off ? ' offline' : ''}`}>
       <div class="row-box">
         <a
           class={`row status-${s.status}${s.error ? ' has-error' : ''}`}
@@ -133,6 +186,7 @@ function Row(props: { s: Session }) {
           data-testid="session-row"
           data-session-id={s.id}
           data-status={s.status}
+          data-offline={off ? 'true' : undefined}
           aria-current={isSel ? 'page' : undefined}
           onClick={(e) => {
             if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
@@ -148,6 +202,11 @@ function Row(props: { s: Session }) {
               <span class="row-name">{s.name || s.id}</span>
               {s.kind === 'shell' && <span class="tag">shell</span>}
               {s.kind === 'external' && <span class="tag">ext</span>}
+              {off && (
+                <span class="tag tag-offline" data-testid="offline-badge" title="The machine is offline: this is the last known state">
+                  offline
+                </span>
+              )}
               <span class="row-meta">
                 {busyMs > 0 && (
                   <span class="busy-time" data-testid="busy-time" title="Busy for">
@@ -165,13 +224,13 @@ function Row(props: { s: Session }) {
               {shortDir(s.dir)}
             </span>
             {act && (
-              <span class={`row-act${needs ? ' act-needs' : ''}${s.error ? ' act-error' : ''}`} title={act}>
+              <span class={`row-act${needs && !off ? ' act-needs' : ''}${s.error && !off ? ' act-error' : ''}`} title={act}>
                 {act}
               </span>
             )}
           </span>
         </a>
-        {needs && !isSel && (
+        {needs && !isSel && !off && (
           <button
             type="button"
             class="respond-btn"
@@ -183,7 +242,7 @@ function Row(props: { s: Session }) {
           </button>
         )}
       </div>
-      {needs && respond && !isSel && (
+      {needs && respond && !isSel && !off && (
         <div class="inline-card">
           <NeedsInputCard s={s} compact testid="needs-input-card-inline" />
         </div>

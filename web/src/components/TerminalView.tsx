@@ -1,12 +1,14 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { narrow } from '../store';
+import { deviceNamed, narrow, now } from '../store';
 import { active, ctrlArmed, TermController } from '../terminal';
 import type { Session } from '../types';
+import { ago } from '../util';
 
 export function TerminalView(props: { s: Session; visible: boolean }) {
   const el = useRef<HTMLDivElement>(null);
   const [c, setC] = useState<TermController | null>(null);
   const id = props.s.id;
+  const off = !!props.s.offline;
 
   useEffect(() => {
     const ctl = new TermController(id, el.current!, narrow.peek() ? 12 : 13);
@@ -17,6 +19,11 @@ export function TerminalView(props: { s: Session; visible: boolean }) {
       setC(null);
     };
   }, [id]);
+
+  // Before the first shown(): an offline session's terminal opens without connecting.
+  useEffect(() => {
+    c?.setOffline(off);
+  }, [c, off]);
 
   useEffect(() => {
     if (!c || !props.visible) return;
@@ -29,16 +36,29 @@ export function TerminalView(props: { s: Session; visible: boolean }) {
 
   const st = c?.state.value;
   const exit = c?.exitReason.value;
+  const dev = deviceNamed(props.s.device);
+  const seen = off && dev && !dev.online && dev.last_seen ? ago(dev.last_seen, now.value) : '';
   return (
     <div class="term-wrap" hidden={!props.visible}>
-      <div class="term-box">
-        <div class="term" ref={el} data-testid="terminal" data-session-id={id} />
-        {c && st === 'reconnecting' && !exit && (
+      <div class={`term-box${off ? ' term-offline' : ''}`}>
+        <div class="term" ref={el} data-testid="terminal" data-session-id={id} data-offline={off ? 'true' : undefined} />
+        {off && (
+          <div class="term-exit term-offline-msg" role="status" data-testid="terminal-offline">
+            <p>
+              <strong>Machine offline</strong>
+            </p>
+            <p class="muted small">
+              {props.s.device ? `${props.s.device} is not connected to the hub` : 'The machine is not connected'}
+              {seen ? ` (last seen ${seen})` : ''}. The terminal comes back when it reconnects.
+            </p>
+          </div>
+        )}
+        {c && !off && st === 'reconnecting' && !exit && (
           <div class="term-status" role="status">
             Reconnecting…
           </div>
         )}
-        {c && exit && (
+        {c && !off && exit && (
           <div class="term-exit" role="status">
             <p>Terminal closed: {exit}</p>
             <button type="button" class="btn" onClick={() => c.conn?.reconnect(false)}>
@@ -47,7 +67,7 @@ export function TerminalView(props: { s: Session; visible: boolean }) {
           </div>
         )}
       </div>
-      {narrow.value && <KeysBar />}
+      {narrow.value && <KeysBar disabled={off} />}
     </div>
   );
 }
@@ -76,14 +96,15 @@ const KEYS: Key[] = [
 ];
 
 /** Special keys for phones; they keep the focus (and the soft keyboard) where it is. */
-export function KeysBar() {
+export function KeysBar(props: { disabled?: boolean }) {
   const keep = (e: Event) => e.preventDefault();
+  const dis = !!props.disabled;
   return (
-    <div class="keys-bar" data-testid="keys-bar" role="toolbar" aria-label="Special keys">
-      <button type="button" class="key" aria-label="Escape" data-key="Escape" onPointerDown={keep} onMouseDown={keep} onClick={() => active.value?.send('\x1b')}>
+    <div class="keys-bar" data-testid="keys-bar" role="toolbar" aria-label="Special keys" aria-disabled={dis || undefined}>
+      <button type="button" class="key" aria-label="Escape" data-key="Escape" disabled={dis} onPointerDown={keep} onMouseDown={keep} onClick={() => active.value?.send('\x1b')}>
         Esc
       </button>
-      <button type="button" class="key" aria-label="Tab" data-key="Tab" onPointerDown={keep} onMouseDown={keep} onClick={() => active.value?.send('\t')}>
+      <button type="button" class="key" aria-label="Tab" data-key="Tab" disabled={dis} onPointerDown={keep} onMouseDown={keep} onClick={() => active.value?.send('\t')}>
         Tab
       </button>
       <button
@@ -92,6 +113,7 @@ export function KeysBar() {
         aria-label="Control (applies to the next key)"
         aria-pressed={ctrlArmed.value}
         data-key="Ctrl"
+        disabled={dis}
         onPointerDown={keep}
         onMouseDown={keep}
         onClick={() => (ctrlArmed.value = !ctrlArmed.value)}
@@ -105,6 +127,7 @@ export function KeysBar() {
           class="key"
           aria-label={k.aria}
           data-key={k.aria}
+          disabled={dis}
           onPointerDown={keep}
           onMouseDown={keep}
           onClick={() => active.value?.send(k.send())}

@@ -23,6 +23,9 @@ export function Timeline(props: { s: Session; visible: boolean }) {
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const abort = useRef<AbortController | null>(null);
+  const offline = useRef(!!s.offline);
+  offline.current = !!s.offline;
+  const [away, setAway] = useState(false);
 
   const load = useMemo(
     () => async () => {
@@ -33,6 +36,7 @@ export function Timeline(props: { s: Session; visible: boolean }) {
         const tl = await api.timeline(s.id, ac.signal);
         if (ac.signal.aborted) return;
         setError('');
+        setAway(false);
         if (tl.version === version.current && version.current !== -1) return;
         version.current = tl.version;
         // Reuse unchanged items so their rows do not re-render.
@@ -48,6 +52,12 @@ export function Timeline(props: { s: Session; visible: boolean }) {
         setItems(list);
       } catch (e) {
         if ((e as Error).name === 'AbortError') return;
+        // The machine is away: keep what we have; it loads again when the machine is back.
+        if (offline.current || (e instanceof ApiError && e.status === 503)) {
+          setAway(true);
+          setError('');
+          return;
+        }
         if (e instanceof ApiError && e.status === 404) setError('No timeline for this session.');
         else setError(errorText(e));
       }
@@ -115,7 +125,12 @@ export function Timeline(props: { s: Session; visible: boolean }) {
   return (
     <div class="timeline-wrap" hidden={!props.visible}>
       <div class="timeline" ref={scroller} onScroll={onScroll} data-testid="timeline" aria-live="off">
-        {items === null && !error && <div class="tl-empty">Loading the timeline…</div>}
+        {away && (
+          <div class="tl-empty tl-away" role="status">
+            {items === null ? 'The machine is offline: the timeline loads when it is back.' : 'The machine is offline: this is the timeline as last loaded.'}
+          </div>
+        )}
+        {items === null && !error && !away && <div class="tl-empty">Loading the timeline…</div>}
         {error && (
           <div class="tl-empty tl-error" role="alert">
             {error}{' '}
@@ -294,9 +309,13 @@ export function PromptBox(props: { s: Session }) {
   const [sending, setSending] = useState(false);
   const ta = useRef<HTMLTextAreaElement>(null);
   const exited = s.status === 'exited';
-  const reason = exited
-    ? 'Claude has exited in this session: nothing reads prompts now (use the terminal).'
-    : '';
+  const off = !!s.offline;
+  const blocked = exited || off;
+  const reason = off
+    ? `${s.device ? s.device : 'The machine'} is offline: prompts can be sent once it reconnects.`
+    : exited
+      ? 'Claude has exited in this session: nothing reads prompts now (use the terminal).'
+      : '';
 
   // Keep a draft per session.
   useEffect(() => {
@@ -314,7 +333,7 @@ export function PromptBox(props: { s: Session }) {
 
   const send = () => {
     const t = text;
-    if (!t.trim() || sending || exited) return;
+    if (!t.trim() || sending || blocked) return;
     setSending(true);
     api
       .input(s.id, t, true)
@@ -336,7 +355,7 @@ export function PromptBox(props: { s: Session }) {
       }}
     >
       <div class="prompt-row">
-        {s.status === 'busy' && (
+        {s.status === 'busy' && !off && (
           <button
             type="button"
             class="btn btn-ghost interrupt"
@@ -352,11 +371,13 @@ export function PromptBox(props: { s: Session }) {
           data-testid="prompt-box"
           rows={1}
           value={text}
-          disabled={exited}
+          disabled={blocked}
           aria-label={`Prompt for ${s.name}`}
-          aria-describedby={exited ? 'prompt-reason' : undefined}
+          aria-describedby={blocked ? 'prompt-reason' : undefined}
           placeholder={
-            exited
+            off
+              ? 'Machine offline'
+              : exited
               ? 'Session exited'
               : s.kind === 'shell'
                 ? 'Type a command…'
@@ -372,11 +393,11 @@ export function PromptBox(props: { s: Session }) {
             }
           }}
         />
-        <button type="submit" class="btn btn-primary send-btn" disabled={exited || sending || !text.trim()} aria-label="Send">
+        <button type="submit" class="btn btn-primary send-btn" disabled={blocked || sending || !text.trim()} aria-label="Send">
           {sending ? '…' : 'Send'}
         </button>
       </div>
-      {exited && (
+      {blocked && (
         <div id="prompt-reason" class="prompt-reason">
           {reason}
         </div>
