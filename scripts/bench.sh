@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# `make bench`: runs corral's measurements one after another (never in
+# parallel: they would disturb each other) and writes each markdown report to
+# $BENCH_OUT (default: a new directory under /tmp). About 13 minutes in all.
+# See bench/README.md; the published figures are in docs/benchmarks.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${BENCH_OUT:-$(mktemp -d /tmp/corral-bench-XXXXXX)}"
+mkdir -p "$out"
+echo "== hook cost (bench/hookcost.sh)"
+bench/hookcost.sh -out "$out/hookcost.md"
+echo "== idle daemon (bench/idle.sh)"
+bench/idle.sh -out "$out/idle.md"
+echo "== status latency (bench/latency.sh)"
+bench/latency.sh -out "$out/latency.md"
+echo "== reports in $out"
