@@ -8,11 +8,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/datadir"
@@ -615,5 +620,84 @@ func TestLsEscapesControlCharacters(t *testing.T) {
 	out := in.must("ls")
 	if strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("ls printed control characters: %q", out)
+	}
+}
+
+// TestAttachDetachKey runs `corral attach` in a terminal of its own: what is
+// typed reaches the session, Ctrl-\ detaches and the session keeps running.
+func TestAttachDetachKey(t *testing.T) {
+	in := newInstall(t)
+	in.startDaemon()
+	id := in.shell("attached")
+
+	user, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer user.Close()
+	if err := pty.Setsize(user, &pty.Winsize{Cols: 100, Rows: 30}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testExe(t), "attach", "attached")
+	cmd.Env = append(in.environ(), "TERM=xterm-256color")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var mu sync.Mutex
+	var shown strings.Builder
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := user.Read(buf)
+			mu.Lock()
+			shown.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	waitShown := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for time.Now().Before(deadline) {
+			mu.Lock()
+			ok := strings.Contains(shown.String(), want)
+			mu.Unlock()
+			if ok {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("terminal never showed %q:\n%q", want, shown.String())
+	}
+	waitShown("ctrl-\\ detaches")
+	if _, err := user.Write([]byte("echo attached-$((5*5))\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitShown("attached-25")
+	in.waitScreen(id, "attached-25")
+	if _, err := user.Write([]byte{0x1c}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("corral attach after the detach key: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("corral attach did not exit on the detach key")
+	}
+	waitShown("[detached")
+	if _, err := in.c.Session(context.Background(), id); err != nil {
+		t.Fatalf("session gone after detaching: %v", err)
 	}
 }

@@ -411,3 +411,13 @@ func pause(ctx context.Context) error {
 		return nil
 	}
 }
+
+// DetachClient detaches the client whose terminal is tty (e.g.
+// "/dev/pts/3"); the client exits saying it was detached.
+func (s *Server) DetachClient(ctx context.Context, tty string) error {
+	if !strings.HasPrefix(tty, "/dev/") {
+		return invalid("client %q is not a terminal path", tty)
+	}
+	_, err := s.run(ctx, "detach-client", "-t", tty)
+	return err
+}
