@@ -142,6 +142,10 @@ func (cn *conn) onMsg(m link.Msg) {
 	default:
 		if !m.Known() {
 			cn.log.Debug("unknown message from the hub", "t", m.T)
+			// One that expects an answer gets bad_request (docs/protocol.md).
+			if m.ID != 0 {
+				cn.peer.Reply(m.ID, nil, api.Errorf(api.CodeBadRequest, "unknown message type %q", m.T))
+			}
 		}
 	}
 }

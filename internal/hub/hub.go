@@ -149,8 +149,10 @@ func (h *Hub) load(ctx context.Context) error {
 		h.devices[d.ID] = dev
 		var list []api.Session
 		for _, s := range byID[d.ID] {
+			if !h.claimLocked(d.ID, s.ID) {
+				continue
+			}
 			dev.sessions[s.ID] = s
-			h.owner[s.ID] = d.ID
 			list = append(list, s)
 		}
 		h.busLocked(d.Owner).Load(list)
@@ -280,10 +282,37 @@ func (h *Hub) onMsg(info DeviceInfo, peer *link.Peer, m link.Msg) {
 				st.end(errTermClosed)
 			}
 		}
+	case link.TypeReq:
+		// The hub serves no requests to devices: answer at once, so the
+		// device's call fails rather than waits for its timeout.
+		if m.ID != 0 {
+			peer.Reply(m.ID, nil, api.Errorf(api.CodeBadRequest, "unknown op %q: the hub serves no requests to devices", m.Op))
+		}
 	default:
 		if m.ID != 0 && !m.Known() {
 			peer.Reply(m.ID, nil, api.Errorf(api.CodeBadRequest, "unknown message type %q", m.T))
 		}
+	}
+}
+
+// claimLocked records that a session id is a device's, unless another
+// device holds it. Session ids are random (60 bits): a clash is a device
+// naming another's session, which must neither take it over (requests for
+// it would go to that device) nor unlist it for its owner. The caller holds
+// h.mu.
+func (h *Hub) claimLocked(deviceID, sessionID string) bool {
+	if cur, ok := h.owner[sessionID]; ok && cur != deviceID {
+		return false
+	}
+	h.owner[sessionID] = deviceID
+	return true
+}
+
+// releaseLocked forgets a session id of a device (only if it is that
+// device's). The caller holds h.mu.
+func (h *Hub) releaseLocked(deviceID, sessionID string) {
+	if h.owner[sessionID] == deviceID {
+		delete(h.owner, sessionID)
 	}
 }
 
@@ -308,11 +337,14 @@ func (h *Hub) sync(info DeviceInfo, peer *link.Peer, list []api.Session) {
 	seen := map[string]bool{}
 	var keep []api.Session
 	for _, s := range list {
+		if !h.claimLocked(info.ID, s.ID) {
+			h.log.Warn("device names another device's session; ignored", "device", info.Name, "owner", info.Owner, "session", s.ID)
+			continue
+		}
 		s = stamp(info, s)
 		seen[s.ID] = true
 		prev := dev.sessions[s.ID].Status
 		dev.sessions[s.ID] = s
-		h.owner[s.ID] = info.ID
 		keep = append(keep, s)
 		// A reconnect is not news: never notify from a sync.
 		bus.Update(s, prev, false)
@@ -322,7 +354,7 @@ func (h *Hub) sync(info DeviceInfo, peer *link.Peer, list []api.Session) {
 		if !seen[id] {
 			gone = append(gone, id)
 			delete(dev.sessions, id)
-			delete(h.owner, id)
+			h.releaseLocked(info.ID, id)
 			bus.Remove(id)
 		}
 	}
@@ -359,14 +391,20 @@ func (h *Hub) event(info DeviceInfo, peer *link.Peer, ev api.Event) {
 		if ev.Session == nil {
 			break
 		}
+		if !h.claimLocked(info.ID, ev.Session.ID) {
+			h.log.Warn("device names another device's session; ignored", "device", info.Name, "owner", info.Owner, "session", ev.Session.ID)
+			break
+		}
 		s := stamp(info, *ev.Session)
 		dev.sessions[s.ID] = s
-		h.owner[s.ID] = info.ID
 		bus.Update(s, ev.Prev, ev.Notify)
 		keep = append(keep, s)
 	case api.EventRemoved:
+		if _, ok := dev.sessions[ev.ID]; !ok {
+			break // not this device's session
+		}
 		delete(dev.sessions, ev.ID)
-		delete(h.owner, ev.ID)
+		h.releaseLocked(info.ID, ev.ID)
 		bus.Remove(ev.ID)
 		gone = append(gone, ev.ID)
 	}
@@ -423,7 +461,7 @@ func (h *Hub) Kick(deviceID string) {
 		delete(h.devices, deviceID)
 		bus := h.busLocked(dev.info.Owner)
 		for id := range dev.sessions {
-			delete(h.owner, id)
+			h.releaseLocked(deviceID, id)
 			bus.Remove(id)
 		}
 	}
