@@ -49,6 +49,9 @@ var ErrClosed = errors.New("term: stream closed")
 // should start a fresh stream, whose scrollback is complete.
 var ErrRedraw = errors.New("term: viewer fell behind; redraw")
 
+// coalesce is the pause between reads while output keeps coming.
+const coalesce = 2 * time.Millisecond
+
 // quietBeforeRedraw is how long output must pause before a lagged viewer
 // is redrawn: a redraw in the middle of a flood would only lag again.
 const quietBeforeRedraw = 300 * time.Millisecond
@@ -78,6 +81,11 @@ type Stream struct {
 	// lagged: the producer waited for the viewer, or tmux skipped lines,
 	// since the last redraw.
 	lagged bool
+	// prefillEnd is where the prefill (scrollback) ends: a viewer still
+	// reading it is not behind the terminal.
+	prefillEnd uint64
+	// waits counts the producer's waits for the viewer (tests await it).
+	waits int
 	// rows is the terminal's height; lfRun counts the newlines in a row at
 	// the end of the output so far.
 	rows  int
@@ -120,6 +128,7 @@ func Start(opts Options) (*Stream, error) {
 		s.appendLocked(opts.Prefill)
 		// The scrollback ends with newlines that push it up: by design.
 		s.lagged, s.lfRun = false, 0
+		s.prefillEnd = s.end
 	}
 	go s.pump()
 	return s, nil
@@ -175,10 +184,16 @@ func (s *Stream) appendLocked(p []byte) {
 // a whole Window behind.
 func (s *Stream) pump() {
 	buf := make([]byte, readChunk)
+	var last time.Time
 	for {
 		s.mu.Lock()
 		for !s.closed && s.end-s.taken >= Window {
-			s.lagged = true
+			// Waiting while the viewer reads a large prefill holds back
+			// nothing it would miss: only a wait past it is lag.
+			if s.taken >= s.prefillEnd {
+				s.lagged = true
+			}
+			s.waits++
 			w := s.wake
 			s.mu.Unlock()
 			<-w
@@ -200,6 +215,16 @@ func (s *Stream) pump() {
 			return
 		}
 		s.mu.Unlock()
+		// Output that keeps coming (this read returned soon after the
+		// last) is read in larger pieces: a short pause lets it collect in
+		// the PTY, so a flood costs fewer reads, wakeups and messages to
+		// the viewer, and tmux skips frames for this client rather than
+		// drawing every line. A lone burst (typing) goes out at once.
+		now := time.Now()
+		if n < readChunk && now.Sub(last) < coalesce {
+			time.Sleep(coalesce)
+		}
+		last = now
 	}
 }
 

@@ -207,3 +207,34 @@ func TestRedrawAfterSkip(t *testing.T) {
 		t.Fatalf("redraws %d", redraws)
 	}
 }
+
+// TestLargePrefillIsNotLag: a prefill larger than Window (a long
+// scrollback) makes the stream wait for the viewer before it reads the
+// PTY, but that is not lag: a quiet terminal must not ask for a redraw,
+// whose fresh stream would carry the same prefill and ask again, forever.
+func TestLargePrefillIsNotLag(t *testing.T) {
+	prefill := bytes.Repeat([]byte("scrollback line of some length, like a log\r\n"), (Window+Window/2)/44)
+	s, err := Start(Options{Argv: []string{"/bin/sh", "-c", "echo READY; sleep 30"}, Env: []string{"PATH=/bin:/usr/bin"}, Prefill: prefill})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// The pump waits on the full window before the viewer reads anything.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		waits := s.waits
+		s.mu.Unlock()
+		if waits > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stream never waited for the viewer with a prefill over Window")
+		}
+	}
+	_, off := readUntil(t, s, 0, "READY", 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*quietBeforeRedraw)
+	defer cancel()
+	if b, err := s.Read(ctx, off, 4096); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("quiet terminal after a large prefill: got %q, %v; want nothing", b, err)
+	}
+}
