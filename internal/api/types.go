@@ -265,6 +265,18 @@ type Event struct {
 	// Notify is set when this change should alert a person (a live
 	// transition into needs-input or review, never a restore).
 	Notify bool `json:"notify,omitempty"`
+	// JSON is this event already encoded, set by the bus that published
+	// it, so that a change fanned out to many readers is encoded once.
+	// Never sent; treat it as read-only.
+	JSON []byte `json:"-"`
+}
+
+// Encode returns the event's JSON: ev.JSON when the bus set it.
+func (ev Event) Encode() ([]byte, error) {
+	if ev.JSON != nil {
+		return ev.JSON, nil
+	}
+	return json.Marshal(ev)
 }
 
 // VersionInfo describes the daemon.

@@ -9,6 +9,7 @@
 package events
 
 import (
+	"encoding/json"
 	"errors"
 	"sort"
 	"sync"
@@ -45,6 +46,11 @@ type Bus struct {
 	ringHead int         // index of the oldest event once full
 	sessions map[string]api.Session
 	subs     map[*Sub]struct{}
+	// snap is the last snapshot made, shared by every subscriber that
+	// starts at the same sequence number: with thousands of sessions it is
+	// megabytes of JSON, made once rather than once per subscriber.
+	snap   api.Event
+	snapOK bool
 }
 
 // New makes a bus.
@@ -129,12 +135,17 @@ func (b *Bus) Load(list []api.Session) {
 	for _, s := range list {
 		b.sessions[s.ID] = s
 	}
+	b.snapOK = false // same seq, other sessions
 }
 
 func (b *Bus) publishLocked(ev api.Event) api.Event {
 	b.seq++
 	ev.Seq = b.seq
 	ev.Time = b.opts.Now()
+	if len(b.subs) > 0 {
+		// Once here instead of once per reader; replays reuse it too.
+		ev.JSON, _ = json.Marshal(ev)
+	}
 	if len(b.ring) < b.opts.Ring {
 		b.ring = append(b.ring, ev)
 	} else {
@@ -220,7 +231,7 @@ func (b *Bus) Subscribe(since uint64) *Sub {
 	if since != 0 && ok {
 		first = replay
 	} else {
-		first = []api.Event{{Seq: b.seq, Type: api.EventSnapshot, Time: b.opts.Now(), Sessions: b.sessionsLocked()}}
+		first = []api.Event{b.snapshotLocked()}
 	}
 	s := &Sub{bus: b, ch: make(chan api.Event, max(b.opts.Buffer, len(first)+16))}
 	for _, ev := range first {
@@ -228,6 +239,17 @@ func (b *Bus) Subscribe(since uint64) *Sub {
 	}
 	b.subs[s] = struct{}{}
 	return s
+}
+
+// snapshotLocked returns a snapshot of every session, encoded. It is made
+// again only after the sessions changed.
+func (b *Bus) snapshotLocked() api.Event {
+	if !b.snapOK || b.snap.Seq != b.seq {
+		ev := api.Event{Seq: b.seq, Type: api.EventSnapshot, Time: b.opts.Now(), Sessions: b.sessionsLocked()}
+		ev.JSON, _ = json.Marshal(ev)
+		b.snap, b.snapOK = ev, true
+	}
+	return b.snap
 }
 
 // Subscribers counts live subscriptions (metrics, tests).

@@ -1,6 +1,8 @@
 package events
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -182,4 +184,65 @@ func BenchmarkUpdateWithSubscribers(b *testing.B) {
 	for b.Loop() {
 		bus.Update(s, api.StatusIdle, false)
 	}
+}
+
+// encodedMatches checks that the JSON the bus attached is what encoding the
+// event afresh gives.
+func encodedMatches(t *testing.T, ev api.Event) {
+	t.Helper()
+	if ev.JSON == nil {
+		t.Fatalf("event %d (%s) not encoded by the bus", ev.Seq, ev.Type)
+	}
+	fresh := ev
+	fresh.JSON = nil
+	want, err := json.Marshal(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ev.JSON, want) {
+		t.Fatalf("bus encoded\n%s\nfresh encoding\n%s", ev.JSON, want)
+	}
+}
+
+func TestEventsEncodedOnceForAllReaders(t *testing.T) {
+	b := New(Options{FirstSeq: 1})
+	b.Load([]api.Session{sess("a", api.StatusIdle)})
+	s1, s2 := b.Subscribe(0), b.Subscribe(0)
+	defer s1.Close()
+	defer s2.Close()
+	snap1, snap2 := recv(t, s1), recv(t, s2)
+	encodedMatches(t, snap1)
+	if &snap1.JSON[0] != &snap2.JSON[0] {
+		t.Error("two readers at the same seq got snapshots encoded twice")
+	}
+	b.Update(sess("a", api.StatusBusy), api.StatusIdle, true)
+	ev1, ev2 := recv(t, s1), recv(t, s2)
+	encodedMatches(t, ev1)
+	if &ev1.JSON[0] != &ev2.JSON[0] {
+		t.Error("one event encoded once per reader")
+	}
+	b.Remove("a")
+	encodedMatches(t, recv(t, s1))
+
+	// A snapshot after a change, or after Load (same seq, other sessions),
+	// is made afresh: never a stale one.
+	s3 := b.Subscribe(0)
+	defer s3.Close()
+	snap3 := recv(t, s3)
+	encodedMatches(t, snap3)
+	if len(snap3.Sessions) != 0 || snap3.Seq != ev1.Seq+1 {
+		t.Fatalf("snapshot after the removal: %+v", snap3)
+	}
+	b.Load([]api.Session{sess("zz", api.StatusIdle)})
+	s4 := b.Subscribe(0)
+	defer s4.Close()
+	snap4 := recv(t, s4)
+	encodedMatches(t, snap4)
+	if len(snap4.Sessions) != 1 || snap4.Sessions[0].ID != "zz" {
+		t.Fatalf("snapshot after Load is stale: %+v", snap4)
+	}
+	// Replays from the ring carry the encoding made at publish time.
+	s5 := b.Subscribe(ev1.Seq - 1)
+	defer s5.Close()
+	encodedMatches(t, recv(t, s5))
 }

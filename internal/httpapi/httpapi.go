@@ -383,7 +383,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) error {
 	rc := http.NewResponseController(w)
 	bw := bufio.NewWriter(w)
 	write := func(ev api.Event) error {
-		b, err := json.Marshal(ev)
+		b, err := ev.Encode()
 		if err != nil {
 			return err
 		}

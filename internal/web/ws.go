@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -66,14 +65,18 @@ func (s *Server) eventsWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { sub.Close() }()
-	write := func(v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
+	writeText := func(b []byte) error {
 		wctx, cancel := context.WithTimeout(ctx, wsWriteTimeout)
 		defer cancel()
 		return c.Write(wctx, websocket.MessageText, b)
+	}
+	write := func(ev api.Event) error {
+		// Usually encoded once by the bus for every reader (api.Event.JSON).
+		b, err := ev.Encode()
+		if err != nil {
+			return err
+		}
+		return writeText(b)
 	}
 	ping := time.NewTicker(wsPing)
 	defer ping.Stop()
@@ -84,7 +87,7 @@ func (s *Server) eventsWS(w http.ResponseWriter, r *http.Request) {
 			c.Close(websocket.StatusNormalClosure, "")
 			return
 		case <-ping.C:
-			if write(map[string]string{"type": "ping"}) != nil {
+			if writeText([]byte(`{"type":"ping"}`)) != nil {
 				return
 			}
 		case ev, ok := <-sub.C():
