@@ -196,18 +196,9 @@ func TestBrowserStatusFlow(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.proj, "created_by_tool")); err != nil {
 		t.Errorf("the approved tool did not run: %v", err)
 	}
-	// The title follows the render.
-	var title string
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		title = get(t, ctx, 5*time.Second, "tab title", chromedp.Title())
-		if strings.HasPrefix(title, "(1) corral") || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !strings.HasPrefix(title, "(1) corral") {
-		t.Errorf("tab title %q, want (1) corral", title)
-	}
+	// The tab follows (at most every 100 ms): a count in the title, and the
+	// icon with the violet review dot.
+	tabIs(t, ctx, "(1) corral", "#a78bfa")
 	// Opening it is looking at it.
 	within(t, ctx, 10*time.Second, "open the reviewed session",
 		chromedp.Click(css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, id))))
@@ -215,6 +206,23 @@ func TestBrowserStatusFlow(t *testing.T) {
 	if got := h.lsOne(id).Status; got != api.StatusIdle {
 		t.Errorf("daemon says %s after the session was opened", got)
 	}
+	tabIs(t, ctx, "corral", "/icon.svg")
+}
+
+// tabIs waits until the tab's title is title and its icon's URL contains
+// icon (decoded).
+func tabIs(t *testing.T, ctx context.Context, title, icon string) {
+	t.Helper()
+	const js = `(() => { const l = document.querySelector('link[rel="icon"][type="image/svg+xml"]'); return document.title + "\n" + (l ? decodeURIComponent(l.getAttribute("href")) : ""); })()`
+	var got string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		got = get(t, ctx, 5*time.Second, "tab title and icon", chromedp.Evaluate[string](js))
+		gotTitle, gotIcon, _ := strings.Cut(got, "\n")
+		if gotTitle == title && strings.Contains(gotIcon, icon) {
+			return
+		}
+	}
+	t.Errorf("tab shows %q; want title %q and an icon with %q", got, title, icon)
 }
 
 // TestBrowserTerminal: type into the terminal and see the echo; reload in

@@ -23,11 +23,8 @@ import { Counts, NewSessionButton, SessionList, Sidebar } from './Sidebar';
 
 export function App() {
   const n = attention.value.length;
-  useEffect(() => {
-    document.title = n > 0 ? `(${n}) corral` : 'corral';
-  }, [n]);
   const badge = needsYou.value.length > 0 ? 'needs-input' : n > 0 ? 'review' : '';
-  useEffect(() => setFaviconBadge(badge), [badge]);
+  useEffect(() => setTab(n > 0 ? `(${n}) corral` : 'corral', badge), [n, badge]);
 
   if (auth.value === 'checking') {
     return (
@@ -165,17 +162,46 @@ function Gone() {
 
 const BADGE: Record<string, string> = { 'needs-input': '#f5a524', review: '#a78bfa' };
 
-/** The browser tab's dot: the icon with an amber (needs you) or violet (review) badge. */
-function setFaviconBadge(kind: string): void {
-  const link = document.querySelector<HTMLLinkElement>('link[rel="icon"][type="image/svg+xml"]');
-  if (!link) return;
-  if (!kind) {
-    link.href = '/icon.svg';
-    return;
-  }
+/** The browser tab's icon: corral's, with an amber (needs you) or violet (review) dot. */
+function iconURL(kind: string): string {
+  if (!kind) return '/icon.svg';
   const svg =
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="14" fill="#151922"/>` +
     `<circle cx="32" cy="32" r="21" fill="none" stroke="#6ea8ff" stroke-width="4" stroke-dasharray="7.7 3.3"/>` +
     `<circle cx="48" cy="16" r="15" fill="${BADGE[kind]}" stroke="#151922" stroke-width="4"/></svg>`;
-  link.href = 'data:image/svg+xml,' + encodeURIComponent(svg);
+  return 'data:image/svg+xml,' + encodeURIComponent(svg);
+}
+
+// A new favicon costs the browser a few ms of main thread, and statuses can
+// flip every few ms (hooks back to back): applied on every change, the tab
+// chrome delayed every later event. So the title and icon are applied at
+// once when nothing changed lately, then at most every TAB_EVERY ms, and only
+// when they differ. A timer, not requestAnimationFrame: rAF does not run in a
+// background tab, which is where the badge matters.
+const TAB_EVERY = 100;
+const tab = { title: '', icon: '', wantTitle: '', wantIcon: '', last: 0, timer: 0 };
+
+function setTab(title: string, kind: string): void {
+  tab.wantTitle = title;
+  tab.wantIcon = iconURL(kind);
+  if (tab.timer) return;
+  const wait = tab.last + TAB_EVERY - performance.now();
+  if (wait <= 0) applyTab();
+  else tab.timer = window.setTimeout(applyTab, wait);
+}
+
+function applyTab(): void {
+  tab.timer = 0;
+  tab.last = performance.now();
+  if (tab.title !== tab.wantTitle) {
+    tab.title = tab.wantTitle;
+    document.title = tab.title;
+  }
+  if (tab.icon !== tab.wantIcon) {
+    const link = document.querySelector<HTMLLinkElement>('link[rel="icon"][type="image/svg+xml"]');
+    if (link) {
+      tab.icon = tab.wantIcon;
+      link.href = tab.icon;
+    }
+  }
 }
