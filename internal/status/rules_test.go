@@ -58,6 +58,26 @@ func TestRules(t *testing.T) {
 		{name: "file idle before Stop: brief idle, then review notifies", from: busy,
 			events: []Event{{Kind: FileStatus, FileStatus: "idle", At: at(49)}, {Kind: HookStop, At: at(50)}},
 			want:   api.StatusReview, wantNotify: []bool{false, true}},
+		{name: "file idle seen before an older Stop of the same turn: review", from: busy,
+			events: []Event{{Kind: FileStatus, FileStatus: "idle", At: at(52)}, {Kind: HookStop, At: at(50)}},
+			want:   api.StatusReview, wantNotify: []bool{false, true}},
+		{name: "file idle seen before an older StopFailure of the same turn: review with the error", from: busy,
+			events: []Event{{Kind: FileStatus, FileStatus: "idle", At: at(52)}, {Kind: HookStopFailure, ErrorKind: "rate_limit", At: at(50)}},
+			want:   api.StatusReview, wantNotify: []bool{false, true},
+			check: func(t *testing.T, s State) {
+				if s.Error != "rate_limit" {
+					t.Errorf("error %q", s.Error)
+				}
+			}},
+		{name: "a Stop from before the turn does not end a file idle", from: busy,
+			events: []Event{{Kind: HookPromptSubmit, At: at(40)}, {Kind: FileStatus, FileStatus: "idle", At: at(52)}, {Kind: HookStop, At: at(30)}},
+			want:   api.StatusIdle},
+		{name: "a Stop after an interrupt in the transcript does not end a file idle", from: busy,
+			events: []Event{{Kind: FileStatus, FileStatus: "idle", At: at(52)}, {Kind: Interrupt, At: at(51)}, {Kind: HookStop, At: at(50)}},
+			want:   api.StatusIdle},
+		{name: "file idle, then a new prompt: a late Stop of the old turn changes nothing", from: busy,
+			events: []Event{{Kind: FileStatus, FileStatus: "idle", At: at(52)}, {Kind: HookPromptSubmit, At: at(60)}, {Kind: HookStop, At: at(50)}},
+			want:   api.StatusBusy},
 		{name: "transcript interrupt older than a new prompt is ignored", from: busy,
 			events: []Event{{Kind: HookPromptSubmit, At: at(100)}, {Kind: Interrupt, At: at(90)}},
 			want:   api.StatusBusy},

@@ -152,6 +152,13 @@ type State struct {
 	// Watermark is the production time of the newest status signal applied;
 	// older status signals are stale.
 	Watermark time.Time
+
+	// FileIdleFrom is set while the session is idle because its session
+	// file said idle in the middle of work: the watermark from before that.
+	// A finished turn fires Stop and then writes idle, and under load the
+	// file's change can be seen first; a Stop produced after FileIdleFrom
+	// is that turn's end, not a stale signal. Zero otherwise.
+	FileIdleFrom time.Time
 }
 
 // Outcome says what Apply did.
@@ -269,7 +276,7 @@ func Apply(s State, ev Event, now time.Time) (State, Outcome) {
 		}
 		s.toNeedsInput(&api.Waiting{Kind: kind, Message: ev.Message})
 	case HookStop:
-		if !fresh() {
+		if !fresh() && !s.endsFileIdle(ev.At) {
 			break
 		}
 		s.toReview()
@@ -277,7 +284,7 @@ func Apply(s State, ev Event, now time.Time) (State, Outcome) {
 			s.LastMessage = snippet(ev.Message)
 		}
 	case HookStopFailure:
-		if !fresh() {
+		if !fresh() && !s.endsFileIdle(ev.At) {
 			break
 		}
 		s.toReview()
@@ -320,6 +327,7 @@ func Apply(s State, ev Event, now time.Time) (State, Outcome) {
 			switch s.Status {
 			case api.StatusBusy, api.StatusNeedsInput, api.StatusStarting:
 				s.toIdle()
+				s.FileIdleFrom = prev.Watermark
 			}
 		case "waiting":
 			if s.Status != api.StatusNeedsInput {
@@ -327,6 +335,8 @@ func Apply(s State, ev Event, now time.Time) (State, Outcome) {
 			}
 		}
 	case Interrupt:
+		// The transcript says the turn was interrupted: no Stop will end it.
+		s.FileIdleFrom = time.Time{}
 		if !fresh() {
 			break
 		}
@@ -434,7 +444,14 @@ func (s *State) verify(c Check, at time.Time) {
 	}
 }
 
+// endsFileIdle reports whether a Stop produced at `at`, older than the
+// watermark, is the end of the turn whose session file already said idle.
+func (s *State) endsFileIdle(at time.Time) bool {
+	return s.Status == api.StatusIdle && !s.FileIdleFrom.IsZero() && !at.IsZero() && !at.Before(s.FileIdleFrom)
+}
+
 func (s *State) toIdle() {
+	s.FileIdleFrom = time.Time{}
 	s.Status = api.StatusIdle
 	s.Waiting = nil
 	s.CurrentTool = ""
@@ -443,6 +460,7 @@ func (s *State) toIdle() {
 }
 
 func (s *State) toBusy(at time.Time) {
+	s.FileIdleFrom = time.Time{}
 	if s.Status != api.StatusBusy && s.Status != api.StatusNeedsInput && s.Status != api.StatusUnknown {
 		s.BusySince = at
 	} else if s.BusySince.IsZero() {
@@ -452,11 +470,13 @@ func (s *State) toBusy(at time.Time) {
 }
 
 func (s *State) toNeedsInput(w *api.Waiting) {
+	s.FileIdleFrom = time.Time{}
 	s.Status = api.StatusNeedsInput
 	s.Waiting = w
 }
 
 func (s *State) toReview() {
+	s.FileIdleFrom = time.Time{}
 	s.Status = api.StatusReview
 	s.Waiting = nil
 	s.CurrentTool = ""
@@ -465,6 +485,7 @@ func (s *State) toReview() {
 }
 
 func (s *State) toExited() {
+	s.FileIdleFrom = time.Time{}
 	s.Status = api.StatusExited
 	s.Waiting = nil
 	s.CurrentTool = ""
