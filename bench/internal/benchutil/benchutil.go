@@ -4,6 +4,7 @@
 package benchutil
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -337,4 +338,41 @@ func WriteOutput(path, md string) error {
 
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// Mem is a process's memory and threads, from /proc/<pid>/status.
+type Mem struct {
+	RSS, HWM int64 // VmRSS and VmHWM, bytes
+	Threads  int
+}
+
+// ReadMem reads VmRSS, VmHWM and Threads of a process.
+func ReadMem(pid int) (Mem, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return Mem{}, err
+	}
+	defer f.Close()
+	var m Mem
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		fs := strings.Fields(v)
+		if len(fs) == 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(fs[0], 10, 64)
+		switch k {
+		case "VmRSS":
+			m.RSS = n << 10
+		case "VmHWM":
+			m.HWM = n << 10
+		case "Threads":
+			m.Threads = int(n)
+		}
+	}
+	return m, sc.Err()
 }

@@ -4,7 +4,6 @@
 package hubbench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -176,41 +175,11 @@ func StartServe(t *benchutil.TB, corral, dataDir string, env []string, logPath s
 }
 
 // Mem is a process's memory, from /proc/<pid>/status.
-type Mem struct {
-	RSS, HWM int64 // bytes
-	Threads  int
-}
+// Mem is benchutil.Mem.
+type Mem = benchutil.Mem
 
 // ReadMem reads VmRSS, VmHWM and Threads.
-func ReadMem(pid int) (Mem, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return Mem{}, err
-	}
-	defer f.Close()
-	var m Mem
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		fs := strings.Fields(v)
-		if len(fs) == 0 {
-			continue
-		}
-		n, _ := strconv.ParseInt(fs[0], 10, 64)
-		switch k {
-		case "VmRSS":
-			m.RSS = n << 10
-		case "VmHWM":
-			m.HWM = n << 10
-		case "Threads":
-			m.Threads = int(n)
-		}
-	}
-	return m, sc.Err()
-}
+func ReadMem(pid int) (Mem, error) { return benchutil.ReadMem(pid) }
 
 // CPU returns the process's user+system CPU time, from /proc/<pid>/stat
 // (clock ticks of 10 ms).

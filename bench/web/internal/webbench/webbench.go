@@ -4,7 +4,6 @@
 package webbench
 
 import (
-	"bufio"
 	"fmt"
 	"net/url"
 	"os"
@@ -118,34 +117,8 @@ func (s *Sampler) Stop() ([]Mem, []Mark) {
 
 // ReadMem reads VmRSS, VmHWM and Threads of pid.
 func ReadMem(pid int) Mem {
-	m := Mem{At: time.Now()}
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		m.Unavailable = true
-		return m
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(v)
-		if len(fields) == 0 {
-			continue
-		}
-		n, _ := strconv.ParseInt(fields[0], 10, 64)
-		switch k {
-		case "VmRSS":
-			m.RSS = n << 10
-		case "VmHWM":
-			m.HWM = n << 10
-		case "Threads":
-			m.Threads = int(n)
-		}
-	}
-	return m
+	m, err := benchutil.ReadMem(pid)
+	return Mem{At: time.Now(), RSS: m.RSS, HWM: m.HWM, Threads: m.Threads, Unavailable: err != nil}
 }
 
 // MiB formats bytes as MiB.
