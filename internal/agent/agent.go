@@ -36,9 +36,13 @@ import (
 type Config struct {
 	// DataDir holds the database, sockets, tmux config and Claude settings.
 	DataDir string
-	// Home is the home directory whose ~/.claude corral reads (default $HOME
-	// of Env).
+	// Home is the user's home directory (default $HOME of Env).
 	Home string
+	// ClaudeDir is Claude's configuration directory, whose session files
+	// and transcripts corral reads (default: $CLAUDE_CONFIG_DIR of Env,
+	// else Home/.claude, as Claude picks it; see claude.ConfigDir). Claude
+	// in corral's sessions gets Env, so both agree.
+	ClaudeDir string
 	// ClaudeBin and TmuxBin name the programs (default: found in PATH).
 	ClaudeBin string
 	TmuxBin   string
@@ -108,6 +112,9 @@ func New(cfg Config) (*Agent, error) {
 		if cfg.Home == "" {
 			cfg.Home, _ = os.UserHomeDir()
 		}
+	}
+	if cfg.ClaudeDir == "" {
+		cfg.ClaudeDir = claude.ConfigDir(func(k string) string { return envGet(cfg.Env, k) }, cfg.Home)
 	}
 	if cfg.ClaudeBin == "" {
 		cfg.ClaudeBin = "claude"
@@ -226,7 +233,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.goLoop("hooks", func() { a.serveHooks(ln) })
 	a.goLoop("transcripts", a.watchTranscripts)
 	a.goLoop("session-files", func() {
-		err := claude.WatchSessionFiles(a.ctx, claude.SessionsDir(a.cfg.Home), a.onSessionFile)
+		err := claude.WatchSessionFiles(a.ctx, claude.SessionsDir(a.cfg.ClaudeDir), a.onSessionFile)
 		if err != nil && a.ctx.Err() == nil {
 			a.log.Error("session file watcher stopped", "err", err)
 		}

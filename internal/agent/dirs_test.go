@@ -180,7 +180,7 @@ func TestResumable(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	ctx := ctxT(t)
-	folder := claude.ProjectDir(r.home, r.proj)
+	folder := claude.ProjectDir(filepath.Join(r.home, ".claude"), r.proj)
 	if err := os.MkdirAll(folder, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -645,7 +645,7 @@ func (a *Agent) Resumable(ctx context.Context, device, dir string) ([]api.Resuma
 	if !filepath.IsAbs(dir) {
 		return nil, api.Errorf(api.CodeBadRequest, "dir must be an absolute path")
 	}
-	list, err := claude.ListResumable(a.cfg.Home, filepath.Clean(dir), 200)
+	list, err := claude.ListResumable(a.cfg.ClaudeDir, filepath.Clean(dir), 200)
 	if err != nil {
 		return nil, api.Errorf(api.CodeInternal, "resumable sessions: %v", err)
 	}

@@ -98,6 +98,9 @@ func TestCapture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Text typed before the shell's first prompt is echoed ahead of it
+	// ("seq 1 60\n$ 1"), and the checks below read lines.
+	r.waitScreen(s.ID, "$")
 	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "seq 1 60", Enter: true}); err != nil {
 		t.Fatal(err)
 	}

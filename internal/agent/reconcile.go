@@ -237,7 +237,7 @@ func (a *Agent) checkLocked(s *session, running bool) status.Check {
 	if !running {
 		return c
 	}
-	path := filepath.Join(claude.SessionsDir(a.cfg.Home), strconv.Itoa(s.claudePID)+".json")
+	path := filepath.Join(claude.SessionsDir(a.cfg.ClaudeDir), strconv.Itoa(s.claudePID)+".json")
 	if f, err := claude.ReadSessionFile(path); err == nil && proc.StartTimeMatches(f.PID, f.ProcStart) {
 		c.FileStatus, c.FileWaitingFor = f.Status, f.WaitingFor
 		if f.SessionID != "" {
@@ -246,7 +246,7 @@ func (a *Agent) checkLocked(s *session, running bool) status.Check {
 	}
 	tp := s.st.TranscriptPath
 	if tp == "" && s.st.ClaudeSessionID != "" {
-		tp = claude.TranscriptPath(a.cfg.Home, s.dir, s.st.ClaudeSessionID)
+		tp = claude.TranscriptPath(a.cfg.ClaudeDir, s.dir, s.st.ClaudeSessionID)
 	}
 	if tp != "" {
 		if ts, err := claude.LastTurnState(tp); err == nil {

@@ -254,7 +254,7 @@ func (a *Agent) ensureTranscriptLocked(s *session) {
 		if s.st.ClaudeSessionID == "" {
 			return
 		}
-		path = claude.TranscriptPath(a.cfg.Home, s.dir, s.st.ClaudeSessionID)
+		path = claude.TranscriptPath(a.cfg.ClaudeDir, s.dir, s.st.ClaudeSessionID)
 	}
 	if s.tail == nil || s.tail.Path() != path {
 		s.tail = claude.NewTailer(path, claude.Position{})

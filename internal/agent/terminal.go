@@ -107,7 +107,7 @@ func (a *Agent) Timeline(ctx context.Context, id string) (api.Timeline, error) {
 	}
 	path := s.st.TranscriptPath
 	if path == "" && s.st.ClaudeSessionID != "" {
-		path = claude.TranscriptPath(a.cfg.Home, s.dir, s.st.ClaudeSessionID)
+		path = claude.TranscriptPath(a.cfg.ClaudeDir, s.dir, s.st.ClaudeSessionID)
 	}
 	a.mu.Unlock()
 	tl := api.Timeline{Items: []api.TimelineItem{}}

@@ -13,15 +13,16 @@ import (
 	"time"
 )
 
-// SettingsPath is the user's Claude settings file, ~/.claude/settings.json.
-func SettingsPath(home string) string { return filepath.Join(ConfigDir(home), "settings.json") }
+// SettingsPath is the user's Claude settings file in Claude's configuration
+// directory claudeDir (see ConfigDir): ~/.claude/settings.json by default.
+func SettingsPath(claudeDir string) string { return filepath.Join(claudeDir, "settings.json") }
 
 // StatusLineSidecarPath is where InstallGlobal keeps the user's own
 // statusLine while corral's replaces it, for UninstallGlobal to restore
 // and for UserStatusLine to keep running it. It is a file of its own
 // because Claude drops unknown fields when it rewrites settings.json.
-func StatusLineSidecarPath(home string) string {
-	return filepath.Join(ConfigDir(home), "corral-statusline-original.json")
+func StatusLineSidecarPath(claudeDir string) string {
+	return filepath.Join(claudeDir, "corral-statusline-original.json")
 }
 
 // backupSuffix starts the name of the backups written next to settings.json.
@@ -58,19 +59,19 @@ type statusLineSidecar struct {
 // UserStatusLine). A file that is not a JSON object is refused, untouched.
 // Before writing, the old file is copied to settings.json.corral-backup-<time>.
 // An empty statusLineCommand leaves the statusLine alone.
-func InstallGlobal(home string, hook Exec, statusLineCommand string) (InstallResult, error) {
-	return installGlobal(home, hook, statusLineCommand, time.Now())
+func InstallGlobal(claudeDir string, hook Exec, statusLineCommand string) (InstallResult, error) {
+	return installGlobal(claudeDir, hook, statusLineCommand, time.Now())
 }
 
 // UninstallGlobal removes exactly corral's entries (recognised by
 // IsOwnCommand) from ~/.claude/settings.json and puts the user's saved
 // statusLine back, if corral's is still the one set. A missing file is
 // not an error.
-func UninstallGlobal(home string) (InstallResult, error) {
-	return uninstallGlobal(home, time.Now())
+func UninstallGlobal(claudeDir string) (InstallResult, error) {
+	return uninstallGlobal(claudeDir, time.Now())
 }
 
-func installGlobal(home string, hookCmd Exec, statusCmd string, now time.Time) (InstallResult, error) {
+func installGlobal(claudeDir string, hookCmd Exec, statusCmd string, now time.Time) (InstallResult, error) {
 	if err := checkExec(hookCmd); err != nil {
 		return InstallResult{}, err
 	}
@@ -79,7 +80,7 @@ func installGlobal(home string, hookCmd Exec, statusCmd string, now time.Time) (
 			return InstallResult{}, err
 		}
 	}
-	sf, err := loadSettings(SettingsPath(home))
+	sf, err := loadSettings(SettingsPath(claudeDir))
 	if err != nil {
 		return InstallResult{}, err
 	}
@@ -121,7 +122,7 @@ func installGlobal(home string, hookCmd Exec, statusCmd string, now time.Time) (
 		want, _ := json.Marshal(ownStatusLine(statusCmd))
 		cur, has := sf.obj.get("statusLine")
 		if has && statusLineIsOwn(cur) {
-			if sc, err := readSidecar(home); err == nil {
+			if sc, err := readSidecar(claudeDir); err == nil {
 				res.OriginalStatusLine = sc.StatusLine
 			}
 		} else {
@@ -156,10 +157,10 @@ func installGlobal(home string, hookCmd Exec, statusCmd string, now time.Time) (
 		if err != nil {
 			return res, err
 		}
-		if err := WriteFileAtomic(StatusLineSidecarPath(home), b, 0o600); err != nil {
+		if err := WriteFileAtomic(StatusLineSidecarPath(claudeDir), b, 0o600); err != nil {
 			return res, fmt.Errorf("save original statusLine: %w", err)
 		}
-		res.SidecarPath = StatusLineSidecarPath(home)
+		res.SidecarPath = StatusLineSidecarPath(claudeDir)
 	}
 	if err := sf.write(out, now, &res); err != nil {
 		return res, err
@@ -167,9 +168,9 @@ func installGlobal(home string, hookCmd Exec, statusCmd string, now time.Time) (
 	return res, nil
 }
 
-func uninstallGlobal(home string, now time.Time) (InstallResult, error) {
-	sidecarPath := StatusLineSidecarPath(home)
-	sf, err := loadSettings(SettingsPath(home))
+func uninstallGlobal(claudeDir string, now time.Time) (InstallResult, error) {
+	sidecarPath := StatusLineSidecarPath(claudeDir)
+	sf, err := loadSettings(SettingsPath(claudeDir))
 	if err != nil {
 		return InstallResult{}, err
 	}
@@ -203,7 +204,7 @@ func uninstallGlobal(home string, now time.Time) (InstallResult, error) {
 		}
 	}
 	if cur, ok := sf.obj.get("statusLine"); ok && statusLineIsOwn(cur) {
-		sc, err := readSidecar(home)
+		sc, err := readSidecar(claudeDir)
 		if err == nil && len(sc.StatusLine) > 0 && string(sc.StatusLine) != "null" {
 			sf.obj.set("statusLine", sc.StatusLine)
 			res.OriginalStatusLine = sc.StatusLine
@@ -449,9 +450,9 @@ func statusLineIsOwn(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &sl) == nil && IsOwnCommand(sl.Command)
 }
 
-func readSidecar(home string) (statusLineSidecar, error) {
+func readSidecar(claudeDir string) (statusLineSidecar, error) {
 	var sc statusLineSidecar
-	b, err := readFileLimited(StatusLineSidecarPath(home), MaxSettingsFile)
+	b, err := readFileLimited(StatusLineSidecarPath(claudeDir), MaxSettingsFile)
 	if err != nil {
 		return sc, err
 	}

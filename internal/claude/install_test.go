@@ -308,7 +308,7 @@ func TestInstallFollowsSymlink(t *testing.T) {
 	home := t.TempDir()
 	target := filepath.Join(home, "dotfiles", "claude-settings.json")
 	writeFile(t, target, `{"a":1}`)
-	if err := os.MkdirAll(ConfigDir(home), 0o700); err != nil {
+	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(target, SettingsPath(home)); err != nil {

@@ -69,28 +69,29 @@ func javaHashAbs(units []uint16) int64 {
 	return v
 }
 
-// ProjectsDir is ~/.claude/projects.
-func ProjectsDir(home string) string { return filepath.Join(ConfigDir(home), "projects") }
+// ProjectsDir is the transcripts folder in Claude's configuration directory
+// claudeDir (see ConfigDir): ~/.claude/projects by default.
+func ProjectsDir(claudeDir string) string { return filepath.Join(claudeDir, "projects") }
 
 // ProjectDir is the transcript folder for sessions started in cwd.
-func ProjectDir(home, cwd string) string {
-	return filepath.Join(ProjectsDir(home), ProjectDirName(cwd))
+func ProjectDir(claudeDir, cwd string) string {
+	return filepath.Join(ProjectsDir(claudeDir), ProjectDirName(cwd))
 }
 
 // TranscriptPath is where Claude writes the transcript of sessionID started
 // in cwd. Hooks and the status line carry the real path (transcript_path);
 // prefer that when it is known.
-func TranscriptPath(home, cwd, sessionID string) string {
-	return filepath.Join(ProjectDir(home, cwd), sessionID+".jsonl")
+func TranscriptPath(claudeDir, cwd, sessionID string) string {
+	return filepath.Join(ProjectDir(claudeDir, cwd), sessionID+".jsonl")
 }
 
 // ProjectDirs lists the existing transcript folders for cwd, the computed
 // one first. For names over 200 characters it adds every folder sharing the
 // 200-character prefix, as Claude does, because the hash suffix differs
 // between Claude builds.
-func ProjectDirs(home, cwd string) []string {
+func ProjectDirs(claudeDir, cwd string) []string {
 	var out []string
-	want := ProjectDir(home, cwd)
+	want := ProjectDir(claudeDir, cwd)
 	if fi, err := os.Stat(want); err == nil && fi.IsDir() {
 		out = append(out, want)
 	}
@@ -99,12 +100,12 @@ func ProjectDirs(home, cwd string) []string {
 		return out
 	}
 	prefix := name[:maxProjectDirName] + "-"
-	ents, err := os.ReadDir(ProjectsDir(home))
+	ents, err := os.ReadDir(ProjectsDir(claudeDir))
 	if err != nil {
 		return out
 	}
 	for _, e := range ents {
-		p := filepath.Join(ProjectsDir(home), e.Name())
+		p := filepath.Join(ProjectsDir(claudeDir), e.Name())
 		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) && p != want {
 			out = append(out, p)
 		}

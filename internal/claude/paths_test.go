@@ -37,7 +37,7 @@ func TestTranscriptPathFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := TranscriptPath("/home/dev", p.CWD, p.SessionID); got != p.TranscriptPath {
+	if got := TranscriptPath("/home/dev/.claude", p.CWD, p.SessionID); got != p.TranscriptPath {
 		t.Fatalf("TranscriptPath = %q, Claude said %q", got, p.TranscriptPath)
 	}
 }

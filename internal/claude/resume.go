@@ -25,12 +25,12 @@ const maxPromptPreview = 500
 // from the `last-prompt` entry (or the last prompt) in the tail. Empty
 // transcripts and ones without a prompt are left out; a missing project
 // folder is an empty list.
-func ListResumable(home, dir string, limit int) ([]api.Resumable, error) {
-	folders := ProjectDirs(home, dir)
+func ListResumable(claudeDir, dir string, limit int) ([]api.Resumable, error) {
+	folders := ProjectDirs(claudeDir, dir)
 	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
 		// Claude names the folder after the path it saw, which may be
 		// either side of a symlink.
-		folders = append(folders, ProjectDirs(home, real)...)
+		folders = append(folders, ProjectDirs(claudeDir, real)...)
 	}
 	type cand struct {
 		id, path string

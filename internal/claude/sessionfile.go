@@ -88,13 +88,27 @@ func ParseSessionFile(b []byte) (SessionFile, error) {
 	return s, nil
 }
 
-// ConfigDir is Claude's configuration directory, ~/.claude. Claude uses
-// $CLAUDE_CONFIG_DIR instead when it is set; this package never reads the
-// environment, so every path here derives from the home it is given.
-func ConfigDir(home string) string { return filepath.Join(home, ".claude") }
+// ConfigDir is Claude's configuration directory, as Claude itself picks
+// it: $CLAUDE_CONFIG_DIR when that is set, else ~/.claude (claude 2.1.197:
+// process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude")). Settings,
+// session files and transcripts all live under it, so every path in this
+// package derives from the directory this returns. An empty value counts
+// as unset, and a relative one is taken from the home directory, since
+// Claude would resolve it against each session's own working directory.
+// This package never reads the environment itself: getenv is passed in.
+func ConfigDir(getenv func(string) string, home string) string {
+	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(home, d)
+		}
+		return filepath.Clean(d)
+	}
+	return filepath.Join(home, ".claude")
+}
 
-// SessionsDir is the directory of live-session files.
-func SessionsDir(home string) string { return filepath.Join(ConfigDir(home), "sessions") }
+// SessionsDir is the directory of live-session files under Claude's
+// configuration directory (see ConfigDir).
+func SessionsDir(claudeDir string) string { return filepath.Join(claudeDir, "sessions") }
 
 // SessionFilePID returns the pid a session file name stands for. Only
 // names of the form <digits>.json count, as in Claude's own scan, so temp

@@ -83,7 +83,28 @@ func TestReadSessionFiles(t *testing.T) {
 	if len(got) != 1 || got[0].PID != 9880 || got[0].Status != SessionBusy {
 		t.Fatalf("got %+v", got)
 	}
-	if SessionsDir("/home/dev") != "/home/dev/.claude/sessions" {
-		t.Fatal(SessionsDir("/home/dev"))
+}
+
+// ConfigDir must pick the directory Claude itself uses, or the watchers
+// read a folder Claude never writes.
+func TestConfigDir(t *testing.T) {
+	for _, c := range []struct{ env, want string }{
+		{"", "/home/dev/.claude"},
+		{"/srv/claude-work", "/srv/claude-work"},
+		{"/srv/claude-work/", "/srv/claude-work"},
+		{"cfg/claude", "/home/dev/cfg/claude"},
+	} {
+		getenv := func(k string) string {
+			if k == "CLAUDE_CONFIG_DIR" {
+				return c.env
+			}
+			return ""
+		}
+		if got := ConfigDir(getenv, "/home/dev"); got != c.want {
+			t.Errorf("CLAUDE_CONFIG_DIR=%q: ConfigDir = %q, want %q", c.env, got, c.want)
+		}
+	}
+	if got := SessionsDir("/srv/claude-work"); got != "/srv/claude-work/sessions" {
+		t.Errorf("SessionsDir = %q", got)
 	}
 }

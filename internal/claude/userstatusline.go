@@ -11,8 +11,8 @@ import (
 // command wins, as in Claude). corral's own statusLine is skipped; where it
 // replaced the user's in ~/.claude/settings.json (InstallGlobal), the saved
 // original is used. projectDir may be empty.
-func UserStatusLine(home, projectDir string) (command string, ok bool) {
-	files := []string{SettingsPath(home)}
+func UserStatusLine(claudeDir, projectDir string) (command string, ok bool) {
+	files := []string{SettingsPath(claudeDir)}
 	if projectDir != "" {
 		files = append(files,
 			filepath.Join(projectDir, ".claude", "settings.json"),
@@ -25,7 +25,7 @@ func UserStatusLine(home, projectDir string) (command string, ok bool) {
 		}
 		if statusLineIsOwn(raw) {
 			if i == 0 {
-				if sc, err := readSidecar(home); err == nil && !statusLineIsOwn(sc.StatusLine) {
+				if sc, err := readSidecar(claudeDir); err == nil && !statusLineIsOwn(sc.StatusLine) {
 					if cmd, ok := statusLineCommandOf(sc.StatusLine); ok {
 						return cmd, true
 					}

@@ -183,7 +183,7 @@ func TestWatchSameContentOnce(t *testing.T) {
 
 func TestWatchMissingDirectory(t *testing.T) {
 	home := t.TempDir()
-	dir := SessionsDir(home)
+	dir := SessionsDir(filepath.Join(home, ".claude"))
 	log := startWatcher(t, dir)
 	if _, err := os.Stat(filepath.Join(home, ".claude")); !os.IsNotExist(err) {
 		t.Fatalf("watcher created a directory: %v", err)
@@ -257,7 +257,7 @@ func TestWatchDirectoryRecreatedRepeatedly(t *testing.T) {
 	// Removing and recreating the directory at once races the watcher's
 	// own handling of the removal; every new file must still be seen.
 	home := t.TempDir()
-	dir := SessionsDir(home)
+	dir := SessionsDir(filepath.Join(home, ".claude"))
 	log := startWatcher(t, dir)
 	for i := range 30 {
 		pid := 1000 + i

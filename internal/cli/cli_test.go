@@ -263,7 +263,8 @@ func TestVersionAndDoctor(t *testing.T) {
 		t.Errorf("version with a daemon of the same version = %q", out)
 	}
 	r = in.run("doctor")
-	for _, want := range []string{"tmux", "claude", in.dataDir, fmt.Sprintf("running (pid %d)", in.serve.Process.Pid)} {
+	for _, want := range []string{"tmux", "claude", in.dataDir, fmt.Sprintf("running (pid %d)", in.serve.Process.Pid),
+		"claude config   " + filepath.Join(in.home, ".claude")} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, r.stdout)
 		}
@@ -567,6 +568,37 @@ func TestHooksInstallWithoutSettings(t *testing.T) {
 	}
 	if _, ok := m["hooks"]; ok && len(m["hooks"].(map[string]any)) != 0 {
 		t.Errorf("hooks left after uninstall: %s", b)
+	}
+}
+
+// With CLAUDE_CONFIG_DIR set, Claude reads its settings from there, so the
+// hooks must go there, and the status line must find the user's own there.
+func TestHooksFollowClaudeConfigDir(t *testing.T) {
+	in := newInstall(t)
+	cfg := filepath.Join(in.home, "claude-cfg")
+	in.env = map[string]string{"CLAUDE_CONFIG_DIR": cfg}
+	settings := filepath.Join(cfg, "settings.json")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, []byte(`{"statusLine":{"type":"command","command":"printf cfg-dir-line"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := in.must("hooks", "install", "--global"); !strings.Contains(out, settings) {
+		t.Errorf("install said %q, want it to name %s", out, settings)
+	}
+	b, _ := os.ReadFile(settings)
+	if !strings.Contains(string(b), "PermissionRequest") {
+		t.Errorf("no hooks in %s:\n%s", settings, b)
+	}
+	if _, err := os.Stat(filepath.Join(in.home, ".claude")); !os.IsNotExist(err) {
+		t.Errorf("install touched ~/.claude although CLAUDE_CONFIG_DIR is set: %v", err)
+	}
+	if r := in.runIn(`{"cwd":"`+in.proj+`"}`, "statusline"); r.code != 0 || r.stdout != "cfg-dir-line" {
+		t.Errorf("statusline: %+v", r)
+	}
+	if r := in.run("doctor"); !strings.Contains(r.stdout, cfg+" (from $CLAUDE_CONFIG_DIR)") {
+		t.Errorf("doctor does not name the configuration directory:\n%s", r.stdout)
 	}
 }
 

@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/version"
 )
@@ -34,6 +36,7 @@ func newDoctorCmd(e *env) *cobra.Command {
 				"install tmux 3.2 or newer: sudo apt install tmux (Debian/Ubuntu), brew install tmux (macOS)"))
 			checks = append(checks, toolCheck(ctx, "claude", []string{"--version"},
 				"install Claude Code: npm install -g @anthropic-ai/claude-code (needs Node.js 18+)"))
+			checks = append(checks, e.claudeDirCheck())
 			dir, err := e.dir()
 			if err != nil {
 				checks = append(checks, check{name: "data directory", detail: err.Error(), fix: "pass --data-dir or set $CORRAL_HOME"})
@@ -63,6 +66,25 @@ func newDoctorCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// claudeDirCheck says where corral reads Claude's session files and
+// transcripts, since $CLAUDE_CONFIG_DIR moves them. The daemon reads the
+// same variable from the environment it is started with.
+func (e *env) claudeDirCheck() check {
+	home := e.getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	dir := claude.ConfigDir(e.getenv, home)
+	detail := dir
+	if e.getenv("CLAUDE_CONFIG_DIR") != "" {
+		detail += " (from $CLAUDE_CONFIG_DIR)"
+	}
+	if _, err := os.Stat(dir); err != nil {
+		detail += "; not there yet, claude makes it when it first runs"
+	}
+	return check{name: "claude config", ok: true, detail: detail}
 }
 
 func toolCheck(ctx context.Context, name string, args []string, fix string) check {

@@ -64,6 +64,8 @@ type install struct {
 
 	serve *exec.Cmd
 	log   *syncBuffer
+	// env holds further variables of the CLI's environment.
+	env map[string]string
 }
 
 func newInstall(t *testing.T) *install {
@@ -87,12 +89,12 @@ func (in *install) getenv(k string) string {
 	case "PATH":
 		return os.Getenv("PATH")
 	}
-	return ""
+	return in.env[k]
 }
 
 // environ is the environment of a corral process of this installation.
 func (in *install) environ() []string {
-	return []string{
+	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + in.home,
 		"CORRAL_HOME=" + in.dataDir,
@@ -102,6 +104,10 @@ func (in *install) environ() []string {
 		// A binary built with -race sleeps a second at exit by default.
 		"GORACE=atexit_sleep_ms=0",
 	}
+	for k, v := range in.env {
+		env = append(env, k+"="+v)
+	}
+	return env
 }
 
 // startDaemon runs `corral serve` (this binary) and waits until it answers.

@@ -73,10 +73,10 @@ func runUserStatusLine(payload []byte, stdout io.Writer, getenv func(string) str
 		project = in.Cwd
 	}
 	home := getenv("HOME")
-	if home == "" {
+	if home == "" && getenv("CLAUDE_CONFIG_DIR") == "" {
 		return
 	}
-	cmdline, ok := claude.UserStatusLine(home, project)
+	cmdline, ok := claude.UserStatusLine(claude.ConfigDir(getenv, home), project)
 	if !ok {
 		return
 	}

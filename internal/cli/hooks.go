@@ -20,7 +20,8 @@ func newHooksCmd(e *env) *cobra.Command {
 own; nothing is changed in ~/.claude. To also see the state of claude started
 in any terminal, install the hooks into ~/.claude/settings.json: corral merges
 its entries next to yours (your hooks and settings stay), writes a backup
-first, and keeps showing your own status line.`,
+first, and keeps showing your own status line. When $CLAUDE_CONFIG_DIR is
+set, Claude reads its settings from there instead, and so does this command.`,
 	}
 	var global bool
 	install := &cobra.Command{
@@ -31,11 +32,11 @@ first, and keeps showing your own status line.`,
 			if !global {
 				return errors.New("say --global: this edits ~/.claude/settings.json (sessions corral starts need nothing)")
 			}
-			home, hookCmd, statusCmd, err := e.hookCommands()
+			claudeDir, hookCmd, statusCmd, err := e.hookCommands()
 			if err != nil {
 				return err
 			}
-			res, err := claude.InstallGlobal(home, hookCmd, statusCmd)
+			res, err := claude.InstallGlobal(claudeDir, hookCmd, statusCmd)
 			if err != nil {
 				return err
 			}
@@ -59,11 +60,11 @@ first, and keeps showing your own status line.`,
 			if !global {
 				return errors.New("say --global: this edits ~/.claude/settings.json")
 			}
-			home, _, _, err := e.hookCommands()
+			claudeDir, _, _, err := e.hookCommands()
 			if err != nil {
 				return err
 			}
-			res, err := claude.UninstallGlobal(home)
+			res, err := claude.UninstallGlobal(claudeDir)
 			if err != nil {
 				return err
 			}
@@ -83,17 +84,19 @@ first, and keeps showing your own status line.`,
 	return cmd
 }
 
-// hookCommands returns the home directory and the hook and status line
+// hookCommands returns Claude's configuration directory (~/.claude, or
+// $CLAUDE_CONFIG_DIR as Claude picks it) and the hook and status line
 // command lines this binary and data directory should register: the same
 // strings the daemon writes into its own settings file, so Claude sees
 // one hook, not two, in a session corral started.
-func (e *env) hookCommands() (home string, hookCmd claude.Exec, statusCmd string, err error) {
-	home = e.getenv("HOME")
-	if home == "" {
+func (e *env) hookCommands() (claudeDir string, hookCmd claude.Exec, statusCmd string, err error) {
+	home := e.getenv("HOME")
+	if home == "" && e.getenv("CLAUDE_CONFIG_DIR") == "" {
 		if home, err = os.UserHomeDir(); err != nil {
 			return
 		}
 	}
+	claudeDir = claude.ConfigDir(e.getenv, home)
 	dir, err := e.dir()
 	if err != nil {
 		return

@@ -79,6 +79,9 @@ type harnessOptions struct {
 	extraEnv []string
 	// serveArgs are extra flags of corral serve.
 	serveArgs []string
+	// claudeConfigDir, when set, moves Claude's configuration directory
+	// there (relative to HOME) with CLAUDE_CONFIG_DIR.
+	claudeConfigDir string
 }
 
 func newHarness(t *testing.T, opts harnessOptions) *harness {
@@ -92,7 +95,7 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 	}
 	h.api = fakeapi.New(opts.fake)
 	h.api.Start(t)
-	h.claude = claudeenv.New(t, claudeenv.Options{BaseURL: h.api.URL(), Trust: []string{h.proj}})
+	h.claude = claudeenv.New(t, claudeenv.Options{BaseURL: h.api.URL(), Trust: []string{h.proj}, ConfigDir: opts.claudeConfigDir})
 	// A short path: unix socket names must fit in 108 bytes.
 	h.dataDir = mkdirTemp(t, "corral-data-")
 	// A -race binary sleeps 1 s at exit unless told not to, and Claude

@@ -338,3 +338,36 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("a shell session without claude: %v %q", err, out)
 	}
 }
+
+// TestClaudeConfigDir runs Claude with CLAUDE_CONFIG_DIR, which moves its
+// session files and transcripts out of ~/.claude. The signals only those
+// files carry must still arrive: an Escape before any answer shows only in
+// the session file, and resumable sessions come from the transcripts.
+func TestClaudeConfigDir(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{claudeConfigDir: "claude-config"})
+	cfgDir := filepath.Join(h.claude.Home, "claude-config")
+
+	id := h.newSession()
+	h.send(id, "SLOW answer")
+	h.waitStatus(id, api.StatusBusy, 15*time.Second)
+	h.api.AwaitPrompt(t, "SLOW answer", 15*time.Second)
+	// The session file must say busy before the Escape, or its idle
+	// afterwards means nothing.
+	h.rec.waitFor(10*time.Second, "the session file's pid", func(s api.Session) bool { return s.ID == id && s.ClaudePID != 0 })
+	waitFor(t, 10*time.Second, "claude's session file in CLAUDE_CONFIG_DIR", func() bool {
+		b, err := os.ReadFile(filepath.Join(cfgDir, "sessions", strconv.Itoa(h.lsOne(id).ClaudePID)+".json"))
+		return err == nil && strings.Contains(string(b), `"busy"`)
+	})
+	h.corral("keys", id, "Escape")
+	h.waitStatus(id, api.StatusIdle, 15*time.Second)
+
+	if _, err := os.Stat(filepath.Join(h.claude.Home, ".claude", "sessions")); !os.IsNotExist(err) {
+		t.Errorf("claude wrote ~/.claude/sessions despite CLAUDE_CONFIG_DIR (stat: %v); the test does not test what it says", err)
+	}
+	claudeID := h.lsOne(id).ClaudeSessionID
+	// Claude writes the transcript moments after the prompt.
+	waitFor(t, 10*time.Second, "the conversation among the resumable sessions", func() bool {
+		return strings.Contains(h.corral("resumable", "--json", h.proj), claudeID)
+	})
+}

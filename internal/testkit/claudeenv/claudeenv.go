@@ -49,6 +49,11 @@ type Options struct {
 	ClaudeJSON map[string]any
 	// Env holds extra KEY=VALUE entries appended to Environ (they win).
 	Env []string
+	// ConfigDir, when set, is Claude's configuration directory, relative to
+	// HOME: Environ sets CLAUDE_CONFIG_DIR to it, and .claude.json,
+	// settings.json, sessions and projects live there instead of ~/.claude
+	// and ~/.claude.json, as Claude does.
+	ConfigDir string
 }
 
 // Env is an isolated Claude home and environment.
@@ -81,7 +86,7 @@ func New(t testing.TB, opts Options) *Env {
 		e.opts.APIKey = DefaultAPIKey
 	}
 	for _, d := range []string{
-		filepath.Join(home, ".claude", "sessions"),
+		e.SessionsDir(),
 		filepath.Join(home, ".config"),
 		filepath.Join(home, ".cache"),
 		filepath.Join(home, ".local", "share"),
@@ -193,15 +198,26 @@ func Realpath(dir string) (string, error) {
 	return filepath.EvalSymlinks(abs)
 }
 
-// ClaudeJSONPath is ~/.claude.json.
-func (e *Env) ClaudeJSONPath() string { return filepath.Join(e.Home, ".claude.json") }
+// ClaudeJSONPath is ~/.claude.json, or .claude.json in Options.ConfigDir.
+func (e *Env) ClaudeJSONPath() string {
+	if e.opts.ConfigDir != "" {
+		return filepath.Join(e.ClaudeDir(), ".claude.json")
+	}
+	return filepath.Join(e.Home, ".claude.json")
+}
 
-// ClaudeDir is ~/.claude.
-func (e *Env) ClaudeDir() string { return filepath.Join(e.Home, ".claude") }
+// ClaudeDir is Claude's configuration directory: ~/.claude, or
+// Options.ConfigDir.
+func (e *Env) ClaudeDir() string {
+	if e.opts.ConfigDir != "" {
+		return filepath.Join(e.Home, e.opts.ConfigDir)
+	}
+	return filepath.Join(e.Home, ".claude")
+}
 
 // SessionsDir is ~/.claude/sessions, where Claude keeps <pid>.json per live
 // interactive process. New creates it, so it can be watched before claude starts.
-func (e *Env) SessionsDir() string { return filepath.Join(e.Home, ".claude", "sessions") }
+func (e *Env) SessionsDir() string { return filepath.Join(e.ClaudeDir(), "sessions") }
 
 // SessionFile is ~/.claude/sessions/<pid>.json.
 func (e *Env) SessionFile(pid int) string {
@@ -209,7 +225,7 @@ func (e *Env) SessionFile(pid int) string {
 }
 
 // UserSettingsPath is ~/.claude/settings.json.
-func (e *Env) UserSettingsPath() string { return filepath.Join(e.Home, ".claude", "settings.json") }
+func (e *Env) UserSettingsPath() string { return filepath.Join(e.ClaudeDir(), "settings.json") }
 
 // ProjectDir is the folder of a project's transcripts:
 // ~/.claude/projects/<realpath with every non-alphanumeric byte replaced by '-'>.
@@ -218,7 +234,7 @@ func (e *Env) ProjectDir(projectDir string) string {
 	if err != nil {
 		p = projectDir
 	}
-	return filepath.Join(e.Home, ".claude", "projects", ProjectKey(p))
+	return filepath.Join(e.ClaudeDir(), "projects", ProjectKey(p))
 }
 
 // TranscriptPath is the transcript of a Claude session id in a project.
@@ -359,8 +375,9 @@ func dropped(name string) bool {
 // Environ returns the environment for claude (and for the tmux server that
 // runs it): the current process environment without TMUX, TMUX_PANE, any
 // CLAUDE_*, ANTHROPIC_*, OTEL_*, CORRAL_* or XDG_* variable, plus HOME, the
-// XDG dirs inside HOME, ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, QuietEnv,
-// NO_PROXY for loopback, Options.Env and Setenv entries.
+// XDG dirs inside HOME, ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY,
+// CLAUDE_CONFIG_DIR for Options.ConfigDir, QuietEnv, NO_PROXY for loopback,
+// Options.Env and Setenv entries.
 func (e *Env) Environ() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -384,6 +401,9 @@ func (e *Env) Environ() []string {
 	)
 	if e.opts.BaseURL != "" {
 		env = append(env, "ANTHROPIC_BASE_URL="+e.opts.BaseURL)
+	}
+	if e.opts.ConfigDir != "" {
+		env = append(env, "CLAUDE_CONFIG_DIR="+e.ClaudeDir())
 	}
 	env = append(env, QuietEnv()...)
 	env = append(env, e.opts.Env...)
