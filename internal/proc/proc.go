@@ -164,3 +164,30 @@ func parseCmdline(data []byte) []string {
 	}
 	return strings.Split(string(bytes.TrimSuffix(data, []byte{0})), "\x00")
 }
+
+// ReadChars returns how many bytes the process has read so far, from
+// all files, pipes and terminals (rchar of /proc/<pid>/io). For a tmux
+// server it grows with the output of its panes.
+func ReadChars(pid int) (uint64, error) {
+	if pid <= 0 {
+		return 0, fmt.Errorf("proc: invalid pid %d", pid)
+	}
+	b, err := os.ReadFile(pidPath(pid, "io"))
+	if err != nil {
+		return 0, procErr(pid, err)
+	}
+	return parseReadChars(b)
+}
+
+func parseReadChars(b []byte) (uint64, error) {
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "rchar:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("proc: io: bad rchar %q", strings.TrimSpace(v))
+			}
+			return n, nil
+		}
+	}
+	return 0, errors.New("proc: io: no rchar")
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,6 +157,38 @@ func TestParseCmdline(t *testing.T) {
 	for _, tt := range tests {
 		if got := parseCmdline([]byte(tt.in)); !slices.Equal(got, tt.want) {
 			t.Errorf("parseCmdline(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestReadChars(t *testing.T) {
+	before, err := ReadChars(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile("/proc/self/stat"); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := ReadChars(os.Getpid()); err != nil || after <= before {
+		t.Errorf("rchar %d after reading a file, %d before (%v)", after, before, err)
+	}
+	if _, err := ReadChars(0); err == nil {
+		t.Error("pid 0: no error")
+	}
+	for in, want := range map[string]string{
+		"rchar: 42\nwchar: 1\n": "42",
+		"wchar: 1\nrchar: 7":    "7",
+		"wchar: 1\n":            "error",
+		"rchar: x\n":            "error",
+		"":                      "error",
+	} {
+		n, err := parseReadChars([]byte(in))
+		got := strconv.FormatUint(n, 10)
+		if err != nil {
+			got = "error"
+		}
+		if got != want {
+			t.Errorf("parseReadChars(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -8,6 +8,15 @@
 // output for that one client (and redraws it when it catches up), so a
 // flood never grows corral's memory and never slows the program in the
 // pane or any other viewer.
+//
+// A flood is also cut short at its source. tmux renders every line for an
+// attached client, even one whose output it then discards, and that costs
+// the tmux server (the bottleneck of a flood) 15-30% more time. So during
+// a flood the stream suspends its client (Options.Suspend). It wakes the
+// client, which then draws the current screen whole, as soon as the flood
+// stops (Options.Activity) or after maxSleep, and suspends it again if the
+// flood goes on. Afterwards the viewer is redrawn with the complete
+// scrollback, as after any lag.
 package term
 
 import (
@@ -56,6 +65,25 @@ const coalesce = 2 * time.Millisecond
 // is redrawn: a redraw in the middle of a flood would only lag again.
 const quietBeforeRedraw = 300 * time.Millisecond
 
+// A flood is floodBytes of output within floodWindow: several full
+// redraws of a large screen at once, more than an interactive program
+// (Claude's own interface included) draws in that time.
+const (
+	floodWindow = 50 * time.Millisecond
+	floodBytes  = 64 << 10
+)
+
+// A suspended client sleeps while Options.Activity grows by more than
+// quietBytes every activityPoll, and at most maxSleep, so that a long
+// flood still shows on screen a few times a second. Without Activity it
+// sleeps blindSleep.
+const (
+	activityPoll = 10 * time.Millisecond
+	quietBytes   = 16 << 10
+	maxSleep     = 250 * time.Millisecond
+	blindSleep   = 40 * time.Millisecond
+)
+
 // How a viewer misses lines: when output scrolls faster than tmux flushes
 // to a client, tmux scrolls the whole screen at once and draws only the
 // newest lines; what scrolled through in between never reaches the client.
@@ -70,6 +98,15 @@ type Stream struct {
 
 	cmd *exec.Cmd
 	pty *os.File
+	tty string // the PTY's device, the attached client's name in tmux
+
+	// suspend pauses the client's drawing and activity tells when to
+	// resume it (Options). Only pump uses them and the flood state below.
+	suspend      func(tty string) error
+	activity     func() (uint64, error)
+	floodFrom    time.Time // start of the current flood window
+	floodN       int       // bytes read in it
+	suspendAfter time.Time // no suspending before (after a failure)
 
 	mu      sync.Mutex
 	ring    []byte // circular, RingSize
@@ -90,11 +127,17 @@ type Stream struct {
 	// the end of the output so far.
 	rows  int
 	lfRun int
-	wake  chan struct{} // closed and replaced whenever the state changes
+	// skipped: tmux skipped lines since pump last looked, a flood.
+	skipped bool
+	wake    chan struct{} // closed and replaced whenever the state changes
 	// attached counts viewers reading now; idleSince is when the last one
 	// left, for the registry's grace period.
 	attached  int
 	idleSince time.Time
+	// asleep: the client is suspended, and sleep will wake it; suspends
+	// counts suspensions (tests, benchmarks).
+	asleep   bool
+	suspends int
 }
 
 // Options start a stream.
@@ -107,6 +150,17 @@ type Options struct {
 	// Prefill is written to the stream before the command's output: the
 	// scrollback a new viewer should see above the live screen.
 	Prefill []byte
+	// Suspend, when set, makes the program on the other end of the PTY
+	// (the tmux client) stop drawing to it until the client process gets
+	// SIGCONT, and then redraw it whole: tmux suspend-client does that.
+	// It is given the PTY's device path. A stream calls it during floods;
+	// after an error it draws as usual for a while.
+	Suspend func(tty string) error
+	// Activity, with Suspend, returns a count that grows with the output
+	// the terminal's program is taking in, for tmux the bytes its server
+	// has read. A suspended client is woken as soon as it stops growing
+	// fast: the flood is over, and the viewer should see its end at once.
+	Activity func() (uint64, error)
 }
 
 // Start runs the command under a new PTY.
@@ -117,21 +171,44 @@ func Start(opts Options) (*Stream, error) {
 	cols, rows := clampSize(opts.Cols, opts.Rows)
 	cmd := exec.Command(opts.Argv[0], opts.Argv[1:]...)
 	cmd.Env = opts.Env
-	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	ptmx, tty, err := startPTY(cmd, cols, rows)
 	if err != nil {
 		return nil, fmt.Errorf("term: start %s: %w", opts.Argv[0], err)
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	s := &Stream{ID: hex.EncodeToString(id[:]), cmd: cmd, pty: ptmx, ring: make([]byte, RingSize), wake: make(chan struct{}), rows: rows}
+	s := &Stream{ID: hex.EncodeToString(id[:]), cmd: cmd, pty: ptmx, tty: tty, suspend: opts.Suspend, activity: opts.Activity,
+		ring: make([]byte, RingSize), wake: make(chan struct{}), rows: rows}
 	if len(opts.Prefill) > 0 {
 		s.appendLocked(opts.Prefill)
 		// The scrollback ends with newlines that push it up: by design.
-		s.lagged, s.lfRun = false, 0
+		s.lagged, s.skipped, s.lfRun = false, false, 0
 		s.prefillEnd = s.end
 	}
 	go s.pump()
 	return s, nil
+}
+
+// startPTY runs cmd on a new PTY of the given size as pty.StartWithSize
+// does (its own session, the PTY as controlling terminal), and also returns
+// the PTY's device path, which names the tmux client it runs.
+func startPTY(cmd *exec.Cmd, cols, rows int) (*os.File, string, error) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		return nil, "", err
+	}
+	defer tty.Close()
+	if err := pty.Setsize(ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		ptmx.Close()
+		return nil, "", err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		ptmx.Close()
+		return nil, "", err
+	}
+	return ptmx, tty.Name(), nil
 }
 
 func clampSize(cols, rows int) (int, int) {
@@ -161,7 +238,7 @@ func (s *Stream) appendLocked(p []byte) {
 		case '\n':
 			s.lfRun++
 			if s.lfRun >= s.rows {
-				s.lagged = true
+				s.lagged, s.skipped = true, true
 			}
 		case '\r':
 		default:
@@ -215,6 +292,7 @@ func (s *Stream) pump() {
 			return
 		}
 		s.mu.Unlock()
+		s.checkFlood(n)
 		// Output that keeps coming (this read returned soon after the
 		// last) is read in larger pieces: a short pause lets it collect in
 		// the PTY, so a flood costs fewer reads, wakeups and messages to
@@ -226,6 +304,88 @@ func (s *Stream) pump() {
 		}
 		last = now
 	}
+}
+
+// checkFlood counts output and suspends the client when a flood starts
+// (see the package comment). While it is suspended nothing comes, so pump
+// simply waits in its read until the wake-up's redraw arrives.
+func (s *Stream) checkFlood(n int) {
+	if s.suspend == nil {
+		return
+	}
+	now := time.Now()
+	if now.Sub(s.floodFrom) > floodWindow {
+		s.floodFrom, s.floodN = now, 0
+	}
+	s.floodN += n
+	s.mu.Lock()
+	asleep, skipped := s.asleep, s.skipped
+	s.skipped = false
+	s.mu.Unlock()
+	// tmux skipping lines for this client is the surest sign: it could
+	// not keep up. The byte count catches a flood that a fast viewer
+	// keeps up with. Output drawn just before a suspension is no sign.
+	if (s.floodN < floodBytes && !skipped) || asleep || now.Before(s.suspendAfter) {
+		return
+	}
+	s.floodN = 0
+	var mark uint64
+	if s.activity != nil {
+		var err error
+		if mark, err = s.activity(); err != nil {
+			s.activity = nil
+		}
+	}
+	if err := s.suspend(s.tty); err != nil {
+		// Say another viewer of another size is attached: draw as usual
+		// for a while rather than ask again at every window.
+		s.suspendAfter = now.Add(2 * time.Second)
+		return
+	}
+	s.mu.Lock()
+	s.suspends++
+	// Lines scroll by unseen: the viewer needs a redraw once it is over.
+	s.lagged = true
+	s.asleep = true
+	s.mu.Unlock()
+	go s.sleep(s.activity, mark)
+}
+
+// sleep wakes the suspended client once the flood is over, or after
+// maxSleep. On SIGCONT a tmux client asks its server to wake it, and the
+// server redraws its screen whole.
+func (s *Stream) sleep(activity func() (uint64, error), mark uint64) {
+	start := time.Now()
+	for {
+		wait := activityPoll
+		if activity == nil {
+			wait = blindSleep
+		}
+		time.Sleep(wait)
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed || activity == nil || time.Since(start) >= maxSleep {
+			break
+		}
+		now, err := activity()
+		if err != nil || now-mark < quietBytes {
+			break
+		}
+		mark = now
+	}
+	s.mu.Lock()
+	s.asleep = false
+	s.wakeLocked()
+	s.mu.Unlock()
+	_ = s.cmd.Process.Signal(syscall.SIGCONT)
+}
+
+// Suspensions says how often the stream suspended its client.
+func (s *Stream) Suspensions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.suspends
 }
 
 func (s *Stream) closeLocked(err error) {
@@ -268,7 +428,9 @@ func (s *Stream) Read(ctx context.Context, offset uint64, max int) ([]byte, erro
 		}
 		w := s.wake
 		var quiet <-chan time.Time
-		if s.lagged {
+		// A suspended client is quiet only because it sleeps: its wake-up
+		// (which wakes this wait too) brings output.
+		if s.lagged && !s.asleep {
 			quiet = time.After(quietBeforeRedraw)
 		}
 		s.mu.Unlock()

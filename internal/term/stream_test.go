@@ -5,9 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/corral-dev/corral/internal/proc"
+	"github.com/corral-dev/corral/internal/testkit/tmuxtest"
 )
 
 func readUntil(t *testing.T, s *Stream, off uint64, want string, timeout time.Duration) (string, uint64) {
@@ -214,7 +220,12 @@ func TestRedrawAfterSkip(t *testing.T) {
 // whose fresh stream would carry the same prefill and ask again, forever.
 func TestLargePrefillIsNotLag(t *testing.T) {
 	prefill := bytes.Repeat([]byte("scrollback line of some length, like a log\r\n"), (Window+Window/2)/44)
-	s, err := Start(Options{Argv: []string{"/bin/sh", "-c", "echo READY; sleep 30"}, Env: []string{"PATH=/bin:/usr/bin"}, Prefill: prefill})
+	// Like the agent's, it ends with a screen of newlines, which is how
+	// tmux skipping lines looks: here it is no flood either.
+	prefill = append(prefill, bytes.Repeat([]byte("\r\n"), 40)...)
+	var suspends atomic.Int32
+	s, err := Start(Options{Argv: []string{"/bin/sh", "-c", "echo READY; sleep 30"}, Env: []string{"PATH=/bin:/usr/bin"}, Prefill: prefill,
+		Suspend: func(string) error { suspends.Add(1); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,4 +248,71 @@ func TestLargePrefillIsNotLag(t *testing.T) {
 	if b, err := s.Read(ctx, off, 4096); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("quiet terminal after a large prefill: got %q, %v; want nothing", b, err)
 	}
+	if n := suspends.Load(); n != 0 {
+		t.Fatalf("a prefill suspended the terminal %d times", n)
+	}
+}
+
+// TestFloodSuspendsTheClient runs a flood in a real tmux session with a
+// stream attached: the stream suspends its tmux client, wakes it, shows
+// the end of the flood, asks for a redraw once it is quiet, and the client
+// is awake afterwards. Output that is no flood suspends nothing.
+func TestFloodSuspendsTheClient(t *testing.T) {
+	ts := tmuxtest.New(t, nil)
+	ts.NewSession("s", t.TempDir(), 80, 24, []string{"PS1=$ "}, "sh")
+	var calls atomic.Int32
+	serverPID, err := strconv.Atoi(strings.TrimSpace(ts.Display("s", "#{pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(Options{
+		Argv: []string{"tmux", "-S", ts.Socket, "attach-session", "-t", "=s"},
+		Env:  append(os.Environ(), "TERM=xterm-256color"), Cols: 80, Rows: 24,
+		Suspend: func(tty string) error {
+			calls.Add(1)
+			_, err := ts.Cmd("suspend-client", "-t", tty)
+			return err
+		},
+		Activity: func() (uint64, error) { return proc.ReadChars(serverPID) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ts.SendText("s", "seq 1 300; echo SMALL-$((1+1))\n")
+	_, off := readUntil(t, s, 0, "SMALL-2", 10*time.Second)
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("300 lines suspended the client %d times", n)
+	}
+
+	ts.SendText("s", "seq 1 3000000; echo FLOOD-$((2+2))\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var tail []byte
+	redraw := false
+	for !redraw {
+		b, err := s.Read(ctx, off, 64<<10)
+		if errors.Is(err, ErrRedraw) {
+			if !bytes.Contains(tail, []byte("FLOOD-4")) {
+				t.Fatalf("redraw before the end of the flood was shown (suspensions %d)", s.Suspensions())
+			}
+			redraw = true
+			continue
+		}
+		if err != nil {
+			t.Fatalf("read: %v (suspensions %d, calls %d)", err, s.Suspensions(), calls.Load())
+		}
+		off += uint64(len(b))
+		tail = append(tail, b...)
+		if len(tail) > 4096 {
+			tail = tail[len(tail)-4096:]
+		}
+	}
+	if s.Suspensions() == 0 {
+		t.Fatalf("a flood of 3,000,000 lines never suspended the client (calls %d)", calls.Load())
+	}
+	t.Logf("suspensions: %d", s.Suspensions())
+	// Awake: new output comes through.
+	ts.SendText("s", "echo AWAKE-$((2+3))\n")
+	readUntil(t, s, off, "AWAKE-5", 10*time.Second)
 }

@@ -17,6 +17,9 @@ var (
 	// ErrInvalid matches errors about an argument refused before running
 	// tmux: a bad session name, key name, size or environment entry.
 	ErrInvalid = errors.New("invalid argument")
+	// ErrOtherSize says SuspendAlone left a client alone because another
+	// client of its session has a different size.
+	ErrOtherSize = errors.New("tmux: another client of the session has another size")
 )
 
 // Error is a failed tmux command.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -336,5 +337,83 @@ func BenchmarkSendCaptureRoundTrip(b *testing.B) {
 				break
 			}
 		}
+	}
+}
+
+// TestSuspendAlone suspends a real attached client and wakes it with
+// SIGCONT, and leaves a client alone while another of another size is
+// attached to the same session.
+func TestSuspendAlone(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	ctx := t.Context()
+	newSession(t, s, NewSessionOptions{Name: "f", Argv: []string{"sleep", "1000"}, Cols: 80, Rows: 24})
+	type client struct {
+		tty  string
+		cmd  *exec.Cmd
+		ptmx *os.File
+	}
+	attach := func(cols, rows int) client {
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pty.Setsize(ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+		argv := s.AttachCommand("f")
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(s.Env(), "TERM=xterm-256color")
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tty.Close()
+		drained := make(chan struct{})
+		go func() { defer close(drained); io.Copy(io.Discard, ptmx) }()
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); ptmx.Close(); <-drained })
+		return client{tty.Name(), cmd, ptmx}
+	}
+	flags := func(c client) string {
+		out, err := s.run(ctx, "list-clients", "-F", "#{client_tty} #{client_width}x#{client_height} #{client_flags}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) == 3 && f[0] == c.tty {
+				return f[1] + " " + f[2]
+			}
+		}
+		return "absent"
+	}
+	a := attach(80, 24)
+	b := attach(100, 30)
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		fa, fb := flags(a), flags(b)
+		return strings.HasPrefix(fa, "80x24 ") && strings.HasPrefix(fb, "100x30 "), fa + " / " + fb
+	})
+	if err := s.SuspendAlone(ctx, a.tty); !errors.Is(err, ErrOtherSize) {
+		t.Fatalf("with a 100x30 client beside an 80x24 one: %v, want ErrOtherSize", err)
+	}
+	if f := flags(a); strings.Contains(f, "suspended") {
+		t.Fatalf("refused, yet suspended: %s", f)
+	}
+	pty.Setsize(b.ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	b.cmd.Process.Signal(syscall.SIGWINCH)
+	waitFor(t, 20*time.Second, func() (bool, string) { f := flags(b); return strings.HasPrefix(f, "80x24 "), f })
+	if err := s.SuspendAlone(ctx, a.tty); err != nil {
+		t.Fatalf("with clients of one size: %v", err)
+	}
+	if f := flags(a); !strings.Contains(f, "suspended") {
+		t.Fatalf("not suspended: %s", f)
+	}
+	// SIGCONT makes the client ask to be woken.
+	a.cmd.Process.Signal(syscall.SIGCONT)
+	waitFor(t, 20*time.Second, func() (bool, string) { f := flags(a); return !strings.Contains(f, "suspended"), f })
+
+	if err := s.SuspendAlone(ctx, "/dev/pts/999999"); err == nil || !strings.Contains(err.Error(), "no client") {
+		t.Errorf("a terminal without a client: %v", err)
+	}
+	if err := s.SuspendAlone(ctx, "pts/1; kill-server"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("not a terminal path: %v", err)
 	}
 }

@@ -421,3 +421,40 @@ func (s *Server) DetachClient(ctx context.Context, tty string) error {
 	_, err := s.run(ctx, "detach-client", "-t", tty)
 	return err
 }
+
+// SuspendAlone suspends the client whose terminal is tty: the server stops
+// drawing to it until the client process gets SIGCONT, which makes the
+// client ask to be woken, and then redraws it whole. A suspended client
+// does not count for the window's size, so while another client of the
+// same session has a different size, suspending this one would resize the
+// window under the program in it; then SuspendAlone refuses with
+// ErrOtherSize and changes nothing.
+func (s *Server) SuspendAlone(ctx context.Context, tty string) error {
+	if !strings.HasPrefix(tty, "/dev/") {
+		return invalid("client %q is not a terminal path", tty)
+	}
+	out, err := s.run(ctx, "list-clients", "-F", format([]string{"client_tty", "client_session", "client_width", "client_height"}))
+	if err != nil {
+		return err
+	}
+	recs, err := records(out, 4)
+	if err != nil {
+		return err
+	}
+	var me []string
+	for _, f := range recs {
+		if f[0] == tty {
+			me = f
+		}
+	}
+	if me == nil {
+		return fmt.Errorf("tmux: no client on %s", tty)
+	}
+	for _, f := range recs {
+		if f[0] != tty && f[1] == me[1] && (f[2] != me[2] || f[3] != me[3]) {
+			return ErrOtherSize
+		}
+	}
+	_, err = s.run(ctx, "suspend-client", "-t", tty)
+	return err
+}
