@@ -39,7 +39,7 @@ func main() {
 	reps := flag.Int("reps", 9, "measured runs per variant")
 	mib := flag.Int("mib", 50, "size of the file, MiB")
 	outPath := flag.String("out", "", "also write the report to this file")
-	variantsFlag = flag.String("variants", "none,tty,tty-pause-5ms,tty-stall,tty-suspend-64,control",
+	variantsFlag = flag.String("variants", "none,tty,tty-pause-5ms,tty-stall,tty-suspend-16,control",
 		"clients to compare: none, tty (rendered client read as fast as possible), tty-pause-DURATION (a pause after each read), "+
 			"tty-stall (not read during the flood), tty-suspend-KIB (suspended once it got KIB KiB within 100 ms, woken 250 ms later), control (tmux -C)")
 	flag.Parse()
