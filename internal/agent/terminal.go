@@ -70,7 +70,9 @@ func (a *Agent) OpenTerminal(ctx context.Context, id string, cols, rows int, res
 func (a *Agent) suspendViewer(tty string) error {
 	ctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
 	defer cancel()
-	return a.tmux.SuspendAlone(ctx, tty)
+	err := a.tmux.SuspendAlone(ctx, tty)
+	a.log.Debug("viewer suspended for a flood", "tty", tty, "err", err)
+	return err
 }
 
 // tmuxActivity is how much the tmux server has read, its panes' output

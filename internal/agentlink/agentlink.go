@@ -302,6 +302,7 @@ func (cn *conn) pump(ctx context.Context, ls *linkStream, off uint64) {
 		switch {
 		case errors.Is(err, term.ErrRedraw):
 			// The viewer fell behind a flood: the hub opens a fresh stream.
+			cn.log.Debug("terminal redraw", "stream", ls.num, "offset", off)
 			cn.closeStream(ls.num, true)
 			cn.peer.Send(link.Msg{T: link.TypeTermRedraw, Stream: ls.num})
 			return

@@ -325,10 +325,16 @@ func (s *Stream) checkFlood(n int) {
 	// tmux skipping lines for this client is the surest sign: it could
 	// not keep up. The byte count catches a flood that a fast viewer
 	// keeps up with. Output drawn just before a suspension is no sign.
-	if (s.floodN < floodBytes && !skipped) || asleep || now.Before(s.suspendAfter) {
+	if (s.floodN < floodBytes && !skipped) || asleep {
 		return
 	}
 	s.floodN = 0
+	if now.Before(s.suspendAfter) {
+		s.mu.Lock()
+		s.lagged = true // see below
+		s.mu.Unlock()
+		return
+	}
 	var mark uint64
 	if s.activity != nil {
 		var err error
@@ -336,18 +342,31 @@ func (s *Stream) checkFlood(n int) {
 			s.activity = nil
 		}
 	}
-	if err := s.suspend(s.tty); err != nil {
+	// Asleep before the suspension starts, which takes a tmux command or
+	// two: a viewer waiting for output must not take the pause for the
+	// end of the flood and ask for a redraw in the middle of it (the
+	// fresh stream would then miss what scrolls between its capture of
+	// the history and its attach).
+	s.mu.Lock()
+	s.asleep = true
+	s.wakeLocked()
+	s.mu.Unlock()
+	err := s.suspend(s.tty)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A flood this fast makes tmux hold back or skip drawing for the
+	// client whether or not it sleeps: the viewer needs a redraw once it
+	// is over.
+	s.lagged = true
+	if err != nil {
 		// Say another viewer of another size is attached: draw as usual
 		// for a while rather than ask again at every window.
 		s.suspendAfter = now.Add(2 * time.Second)
+		s.asleep = false
+		s.wakeLocked()
 		return
 	}
-	s.mu.Lock()
 	s.suspends++
-	// Lines scroll by unseen: the viewer needs a redraw once it is over.
-	s.lagged = true
-	s.asleep = true
-	s.mu.Unlock()
 	go s.sleep(s.activity, mark)
 }
 
@@ -438,7 +457,7 @@ func (s *Stream) Read(ctx context.Context, offset uint64, max int) ([]byte, erro
 		case <-w:
 		case <-quiet:
 			s.mu.Lock()
-			if s.lagged && offset == s.end {
+			if s.lagged && !s.asleep && offset == s.end {
 				s.lagged = false
 				return nil, ErrRedraw
 			}

@@ -316,3 +316,47 @@ func TestFloodSuspendsTheClient(t *testing.T) {
 	ts.SendText("s", "echo AWAKE-$((2+3))\n")
 	readUntil(t, s, off, "AWAKE-5", 10*time.Second)
 }
+
+// TestNoRedrawWhileSuspending: a suspension can take a while (a tmux
+// command or two on a busy machine), and the output pauses meanwhile. A
+// viewer waiting for output must not take that pause for the end of the
+// flood: a redraw in the middle of it would open a fresh stream that
+// misses the lines scrolling between its capture and its attach.
+func TestNoRedrawWhileSuspending(t *testing.T) {
+	var calls atomic.Int32
+	s, err := Start(Options{Argv: []string{"/bin/sh", "-c", "seq 1 100000; echo END-$((1+1)); sleep 30"}, Env: []string{"PATH=/bin:/usr/bin"},
+		Suspend: func(string) error {
+			calls.Add(1)
+			time.Sleep(2 * quietBeforeRedraw) // slower than the viewer's patience
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var off uint64
+	var tail []byte
+	for !bytes.Contains(tail, []byte("END-2")) {
+		b, err := s.Read(ctx, off, 64<<10)
+		if errors.Is(err, ErrRedraw) {
+			t.Fatalf("redraw in the middle of the flood (after %d suspensions, at offset %d)", calls.Load(), off)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		off += uint64(len(b))
+		tail = append(tail, b...)
+		if len(tail) > 4096 {
+			tail = tail[len(tail)-4096:]
+		}
+	}
+	if calls.Load() < 2 {
+		t.Fatalf("%d suspensions; the test needs a flood that suspends twice", calls.Load())
+	}
+	// Once it is over, the viewer is redrawn.
+	if _, err := s.Read(ctx, off, 4096); !errors.Is(err, ErrRedraw) {
+		t.Fatalf("after the flood: %v, want ErrRedraw", err)
+	}
+}
