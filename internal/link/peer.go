@@ -173,6 +173,11 @@ func (p *Peer) Close(code int, reason string) error {
 // ends first Call returns its error and a late answer is dropped; when the
 // link ends first Call returns an error wrapping ErrClosed.
 func (p *Peer) Call(ctx context.Context, op string, args, result any) error {
+	// A call already cancelled is not sent: a quick answer could win the
+	// race below against ctx.Done, and the caller gave up on it.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("link: %s: %w", op, err)
+	}
 	id := p.nextID.Add(1)
 	m, err := NewReq(id, op, args)
 	if err != nil {
