@@ -273,6 +273,40 @@ func (h *harness) waitScreen(id, substr string, timeout time.Duration) {
 	})
 }
 
+// clearInput empties Claude's input box: C-u until the prompt line has
+// been empty twice in a row, 200 ms apart, since Claude may put a prompt
+// back a moment after its turn ended.
+func (h *harness) clearInput(id string) {
+	h.t.Helper()
+	empty := 0
+	waitFor(h.t, 10*time.Second, "an empty input box", func() bool {
+		line := inputLine(h.screen(id))
+		if line != "" {
+			h.corral("keys", id, "C-u")
+			empty = 0
+		} else {
+			empty++
+		}
+		if empty < 2 {
+			time.Sleep(200 * time.Millisecond)
+			return false
+		}
+		return true
+	})
+}
+
+// inputLine is the text in Claude's input box: the last line starting
+// with the prompt sign, without it.
+func inputLine(screen string) string {
+	lines := strings.Split(screen, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "❯"); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
+
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)

@@ -101,7 +101,11 @@ func TestFixtureScenario(t *testing.T) {
 	}
 
 	// 10-compacted: typing /compact is input (review -> idle); compaction
-	// itself keeps the session alive and ends idle, not compacting.
+	// itself keeps the session alive and ends idle, not compacting. An API
+	// error that came before any answer byte may put the failed prompt
+	// back into the input box (docs/claude-observations.md §6), and
+	// "/compact" typed after it would be "FAIL please/compact".
+	h.clearInput(id)
 	h.send(id, "/compact")
 	h.rec.waitFor(30*time.Second, "compaction done", func(s api.Session) bool {
 		return s.ID == id && s.Status == api.StatusIdle && !s.Compacting && s.Error == ""
