@@ -68,6 +68,7 @@ func runHub(ctx context.Context, e *env, f hubFlags) error {
 	if err != nil {
 		return err
 	}
+	defer hb.Flush() // before the database closes
 	go hb.Watch(ctx)
 	addr, base, err := d.serveWeb(f.webFlags, hb, accounts, notifier, hb.LinkHandler())
 	if err != nil {

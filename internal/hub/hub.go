@@ -8,7 +8,6 @@ package hub
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -65,6 +64,8 @@ type Hub struct {
 	owner   map[string]string      // session id -> device id
 	// synced holds channels closed at a device's next sync.
 	synced map[string][]chan struct{}
+
+	saves saveQueue
 }
 
 // device is one device's state.
@@ -410,45 +411,6 @@ func (h *Hub) event(info DeviceInfo, peer *link.Peer, ev api.Event) {
 	}
 	h.mu.Unlock()
 	h.persist(info.ID, keep, gone, false)
-}
-
-// persist keeps a device's sessions for when it is offline and the hub
-// restarts. The local device's sessions are the agent's own, in the same
-// database: nothing to keep.
-func (h *Hub) persist(deviceID string, keep []api.Session, gone []string, replace bool) {
-	if h.o.Store == nil || deviceID == "" || (len(keep) == 0 && len(gone) == 0 && !replace) {
-		return
-	}
-	h.mu.Lock()
-	local := h.devices[deviceID] != nil && h.devices[deviceID].info.Local
-	h.mu.Unlock()
-	if local {
-		return
-	}
-	ctx := context.Background()
-	err := h.o.Store.Tx(ctx, func(tx *sql.Tx) error {
-		if replace {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM device_sessions WHERE device_id = ?`, deviceID); err != nil {
-				return err
-			}
-		}
-		for _, id := range gone {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM device_sessions WHERE device_id = ? AND session_id = ?`, deviceID, id); err != nil {
-				return err
-			}
-		}
-		for _, s := range keep {
-			b, _ := json.Marshal(s)
-			if _, err := tx.ExecContext(ctx, `INSERT INTO device_sessions (device_id, session_id, session) VALUES (?, ?, ?)
-				ON CONFLICT(device_id, session_id) DO UPDATE SET session = excluded.session`, deviceID, s.ID, string(b)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		h.log.Error("persist device sessions", "err", err)
-	}
 }
 
 // Kick closes a device's link (after its token was revoked).

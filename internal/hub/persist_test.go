@@ -1,0 +1,166 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/store"
+)
+
+// TestPersistConcurrentDevices: many devices report changes at once, each
+// from its own goroutine as their link readers do. Whatever the batching,
+// a hub started afterwards on the same database shows exactly each
+// device's last state: the newest copy of every session, none of the
+// removed ones, and only what followed a full sync.
+func TestPersistConcurrentDevices(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(filepath.Join(t.TempDir(), "hub.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	acc := NewAccounts(st)
+	if _, err := acc.AddUser(ctx, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	const devices, rounds = 8, 200
+	var ids []string
+	for i := range devices {
+		d, _, err := acc.AddDevice(ctx, "alice", fmt.Sprintf("box%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+	h, err := New(ctx, Options{Store: st, Accounts: acc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := func(dev, n, round int) api.Session {
+		return api.Session{ID: fmt.Sprintf("d%d-s%d", dev, n), Name: fmt.Sprintf("r%d", round), Status: api.StatusBusy}
+	}
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			// Sessions 0-2 and 9 before a full sync that keeps only 1 and
+			// 3; 9 never comes back.
+			h.persist(id, []api.Session{sess(i, 0, 0), sess(i, 1, 0), sess(i, 2, 0), sess(i, 9, 0)}, nil, false)
+			h.persist(id, []api.Session{sess(i, 1, 1), sess(i, 3, 1)}, nil, true)
+			for r := 2; r < rounds; r++ {
+				h.persist(id, []api.Session{sess(i, r%4, r)}, nil, false) // 0 and 2 come back
+				if r%10 == 0 {
+					h.persist(id, nil, []string{sess(i, 2, 0).ID}, false)
+				}
+			}
+			h.persist(id, nil, []string{sess(i, 0, 0).ID}, false)
+		})
+	}
+	wg.Wait()
+	h.Flush()
+	t.Logf("%d changes written in %d transactions", devices*(rounds+rounds/10+1), h.saves.txs)
+
+	h2, err := New(ctx, Options{Store: st, Accounts: acc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range h2.Bus("alice").Sessions() {
+		if !s.Offline {
+			t.Errorf("%s loaded as online", s.ID)
+		}
+		got[s.ID] = s.Name
+	}
+	want := map[string]string{}
+	for i := range ids {
+		// The last rounds that wrote sessions 1, 2 and 3; 0 was removed
+		// last, 2 was last removed at round 190 and written at 194 and 198.
+		last := func(n int) int {
+			r := rounds - 1
+			for r%4 != n {
+				r--
+			}
+			return r
+		}
+		for _, n := range []int{1, 2, 3} {
+			want[sess(i, n, 0).ID] = fmt.Sprintf("r%d", last(n))
+		}
+	}
+	if len(got) != len(want) {
+		keys := slices.Sorted(maps.Keys(got))
+		t.Fatalf("loaded %d sessions, want %d: %v", len(got), len(want), keys)
+	}
+	for id, name := range want {
+		if got[id] != name {
+			t.Errorf("%s = %q, want %q", id, got[id], name)
+		}
+	}
+}
+
+// BenchmarkPersistParallel is the hub's intake of device changes into
+// SQLite when many devices report at once, each from its own goroutine:
+// status churn on 10 sessions per device (changes to one session merge
+// while they wait), and a new session every time (nothing merges; only
+// the sharing of transactions helps). The time includes writing it all.
+func BenchmarkPersistParallel(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		sessions int // per device; 0: a new one every time
+	}{{"10-sessions-per-device", 10}, {"new-session-each-change", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			h, ids := benchHub(b, 16)
+			var next atomic.Int64
+			b.SetParallelism(8) // many link readers per CPU, as with many devices
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(next.Add(1) - 1)
+				id := ids[i%len(ids)]
+				n := 0
+				for pb.Next() {
+					k := n
+					if c.sessions > 0 {
+						k = n % c.sessions
+					}
+					s := api.Session{ID: fmt.Sprintf("d%d-s%d", i, k), Name: strconv.Itoa(n), Status: api.StatusBusy}
+					h.persist(id, []api.Session{s}, nil, false)
+					n++
+				}
+			})
+			h.Flush()
+			b.ReportMetric(float64(h.saves.txs)/float64(b.N), "tx/op")
+		})
+	}
+}
+
+// benchHub is a hub on a fresh database with n devices of one user.
+func benchHub(b *testing.B, n int) (*Hub, []string) {
+	ctx := context.Background()
+	st, err := store.Open(filepath.Join(b.TempDir(), "hub.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	acc := NewAccounts(st)
+	if _, err := acc.AddUser(ctx, "alice", ""); err != nil {
+		b.Fatal(err)
+	}
+	var ids []string
+	for i := range n {
+		d, _, err := acc.AddDevice(ctx, "alice", fmt.Sprintf("box%d", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+	h, err := New(ctx, Options{Store: st, Accounts: acc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h, ids
+}
