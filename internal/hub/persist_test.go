@@ -22,28 +22,8 @@ import (
 // removed ones, and only what followed a full sync.
 func TestPersistConcurrentDevices(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(filepath.Join(t.TempDir(), "hub.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	acc := NewAccounts(st)
-	if _, err := acc.AddUser(ctx, "alice", ""); err != nil {
-		t.Fatal(err)
-	}
 	const devices, rounds = 8, 200
-	var ids []string
-	for i := range devices {
-		d, _, err := acc.AddDevice(ctx, "alice", fmt.Sprintf("box%d", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, d.ID)
-	}
-	h, err := New(ctx, Options{Store: st, Accounts: acc})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, ids, st, acc := newDevicesHub(t, devices)
 	sess := func(dev, n, round int) api.Session {
 		return api.Session{ID: fmt.Sprintf("d%d-s%d", dev, n), Name: fmt.Sprintf("r%d", round), Status: api.StatusBusy}
 	}
@@ -115,7 +95,7 @@ func BenchmarkPersistParallel(b *testing.B) {
 		sessions int // per device; 0: a new one every time
 	}{{"10-sessions-per-device", 10}, {"new-session-each-change", 0}} {
 		b.Run(c.name, func(b *testing.B) {
-			h, ids := benchHub(b, 16)
+			h, ids, _, _ := newDevicesHub(b, 16)
 			var next atomic.Int64
 			b.SetParallelism(8) // many link readers per CPU, as with many devices
 			b.RunParallel(func(pb *testing.PB) {
@@ -138,29 +118,30 @@ func BenchmarkPersistParallel(b *testing.B) {
 	}
 }
 
-// benchHub is a hub on a fresh database with n devices of one user.
-func benchHub(b *testing.B, n int) (*Hub, []string) {
+// newDevicesHub is a hub on a fresh database with n devices of one user.
+func newDevicesHub(tb testing.TB, n int) (*Hub, []string, *store.Store, *Accounts) {
+	tb.Helper()
 	ctx := context.Background()
-	st, err := store.Open(filepath.Join(b.TempDir(), "hub.db"))
+	st, err := store.Open(filepath.Join(tb.TempDir(), "hub.db"))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { st.Close() })
+	tb.Cleanup(func() { st.Close() })
 	acc := NewAccounts(st)
 	if _, err := acc.AddUser(ctx, "alice", ""); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	var ids []string
 	for i := range n {
 		d, _, err := acc.AddDevice(ctx, "alice", fmt.Sprintf("box%d", i))
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		ids = append(ids, d.ID)
 	}
 	h, err := New(ctx, Options{Store: st, Accounts: acc})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	return h, ids
+	return h, ids, st, acc
 }
