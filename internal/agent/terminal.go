@@ -71,7 +71,11 @@ func (a *Agent) suspendViewer(tty string) error {
 	ctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
 	defer cancel()
 	err := a.tmux.SuspendAlone(ctx, tty)
-	a.log.Debug("viewer suspended for a flood", "tty", tty, "err", err)
+	if err != nil {
+		a.log.Debug("viewer left awake during a flood", "tty", tty, "err", err)
+	} else {
+		a.log.Debug("viewer suspended during a flood", "tty", tty)
+	}
 	return err
 }
 

@@ -93,9 +93,10 @@ func ParseSessionFile(b []byte) (SessionFile, error) {
 // process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude")). Settings,
 // session files and transcripts all live under it, so every path in this
 // package derives from the directory this returns. An empty value counts
-// as unset, and a relative one is taken from the home directory, since
-// Claude would resolve it against each session's own working directory.
-// This package never reads the environment itself: getenv is passed in.
+// as unset. A relative one, which Claude would resolve against each
+// session's own working directory, is taken from the home directory:
+// corral watches one directory for all sessions. This package never reads
+// the environment itself: getenv is passed in.
 func ConfigDir(getenv func(string) string, home string) string {
 	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
 		if !filepath.IsAbs(d) {
