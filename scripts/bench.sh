@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: runs corral's measurements one after another (never in
 # parallel: they would disturb each other) and writes each markdown report to
-# $BENCH_OUT (default: a new directory under /tmp). About 20 minutes in all.
+# $BENCH_OUT (default: a new directory under /tmp). About 25 minutes in all.
 # See bench/README.md; the published figures are in docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
