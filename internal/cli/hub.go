@@ -82,21 +82,23 @@ func runHub(ctx context.Context, e *env, f hubFlags) error {
 	return d.wait(ctx)
 }
 
-// openHubStore opens a hub's database for the management commands; they
-// work while the hub runs (SQLite in WAL mode).
-func openHubStore(e *env) (*store.Store, *hub.Accounts, error) {
+// withHubAccounts runs fn on a hub's accounts, with its database open for
+// just that long: the management commands work while the hub runs (SQLite
+// in WAL mode).
+func withHubAccounts(e *env, fn func(*hub.Accounts) error) error {
 	dir, err := e.dir()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	if err := datadir.Ensure(dir); err != nil {
-		return nil, nil, err
+		return err
 	}
 	st, err := store.Open(filepath.Join(dir, datadir.Database))
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return st, hub.NewAccounts(st), nil
+	defer st.Close()
+	return fn(hub.NewAccounts(st))
 }
 
 func newHubUserCmd(e *env) *cobra.Command {
@@ -114,18 +116,15 @@ func newHubUserCmd(e *env) *cobra.Command {
 					return err
 				}
 			}
-			st, acc, err := openHubStore(e)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			tok, err := acc.AddUser(cmd.Context(), args[0], pw)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(e.stdout, tok)
-			fmt.Fprintf(e.stderr, "user %s added; the line above is their API token (shown once): corral --hub URL --token TOKEN ls\n", args[0])
-			return nil
+			return withHubAccounts(e, func(acc *hub.Accounts) error {
+				tok, err := acc.AddUser(cmd.Context(), args[0], pw)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(e.stdout, tok)
+				fmt.Fprintf(e.stderr, "user %s added; the line above is their API token (shown once): corral --hub URL --token TOKEN ls\n", args[0])
+				return nil
+			})
 		},
 	}
 	add.Flags().BoolVar(&pwStdin, "password-stdin", false, "also set a password for the web login, read from stdin")
@@ -138,12 +137,9 @@ func newHubUserCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, acc, err := openHubStore(e)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			return acc.SetPassword(cmd.Context(), args[0], pw)
+			return withHubAccounts(e, func(acc *hub.Accounts) error {
+				return acc.SetPassword(cmd.Context(), args[0], pw)
+			})
 		},
 	}
 	passwd.Flags().BoolVar(&pwStdin, "stdin", false, "read the password from stdin")
@@ -152,17 +148,14 @@ func newHubUserCmd(e *env) *cobra.Command {
 		Short: "Give a user a new API token (the old one stops working)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, acc, err := openHubStore(e)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			tok, err := acc.RotateToken(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(e.stdout, tok)
-			return nil
+			return withHubAccounts(e, func(acc *hub.Accounts) error {
+				tok, err := acc.RotateToken(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(e.stdout, tok)
+				return nil
+			})
 		},
 	}
 	rm := &cobra.Command{
@@ -170,12 +163,9 @@ func newHubUserCmd(e *env) *cobra.Command {
 		Short: "Remove a user and their devices",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, acc, err := openHubStore(e)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			return acc.RemoveUser(cmd.Context(), args[0])
+			return withHubAccounts(e, func(acc *hub.Accounts) error {
+				return acc.RemoveUser(cmd.Context(), args[0])
+			})
 		},
 	}
 	ls := &cobra.Command{
@@ -183,24 +173,21 @@ func newHubUserCmd(e *env) *cobra.Command {
 		Short: "List users",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, acc, err := openHubStore(e)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			users, err := acc.Users(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return json.NewEncoder(e.stdout).Encode(users)
-			}
-			tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "USER\tPASSWORD\tCREATED")
-			for _, u := range users {
-				fmt.Fprintf(tw, "%s\t%v\t%s\n", u.Name, u.HasPassword, u.CreatedAt.Local().Format(time.DateTime))
-			}
-			return tw.Flush()
+			return withHubAccounts(e, func(acc *hub.Accounts) error {
+				users, err := acc.Users(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return json.NewEncoder(e.stdout).Encode(users)
+				}
+				tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "USER\tPASSWORD\tCREATED")
+				for _, u := range users {
+					fmt.Fprintf(tw, "%s\t%v\t%s\n", u.Name, u.HasPassword, u.CreatedAt.Local().Format(time.DateTime))
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -217,18 +204,15 @@ func newHubDeviceCmd(e *env) *cobra.Command {
 		Short: "Allow a machine to connect; prints its token once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, acc, err := openHubStore(e)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			_, tok, err := acc.AddDevice(cmd.Context(), user, args[0])
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(e.stdout, tok)
-			fmt.Fprintf(e.stderr, "device %s of %s added; the line above is its token (shown once): corral agent --hub URL --token TOKEN\n", args[0], user)
-			return nil
+			return withHubAccounts(e, func(acc *hub.Accounts) error {
+				_, tok, err := acc.AddDevice(cmd.Context(), user, args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(e.stdout, tok)
+				fmt.Fprintf(e.stderr, "device %s of %s added; the line above is its token (shown once): corral agent --hub URL --token TOKEN\n", args[0], user)
+				return nil
+			})
 		},
 	}
 	add.Flags().StringVar(&user, "user", "", "the user who owns the machine")
@@ -238,13 +222,10 @@ func newHubDeviceCmd(e *env) *cobra.Command {
 		Short: "Revoke a machine's token (a connected machine is cut off within seconds)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, acc, err := openHubStore(e)
-			if err != nil {
+			return withHubAccounts(e, func(acc *hub.Accounts) error {
+				_, err := acc.RevokeDevice(cmd.Context(), user, args[0])
 				return err
-			}
-			defer st.Close()
-			_, err = acc.RevokeDevice(cmd.Context(), user, args[0])
-			return err
+			})
 		},
 	}
 	revoke.Flags().StringVar(&user, "user", "", "the user who owns the machine")
@@ -254,28 +235,25 @@ func newHubDeviceCmd(e *env) *cobra.Command {
 		Short: "List machines",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, acc, err := openHubStore(e)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			list, err := acc.Devices(cmd.Context(), user)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return json.NewEncoder(e.stdout).Encode(list)
-			}
-			tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "USER\tDEVICE\tHOST\tLAST SEEN")
-			for _, d := range list {
-				seen := ""
-				if !d.LastSeen.IsZero() {
-					seen = d.LastSeen.Local().Format(time.DateTime)
+			return withHubAccounts(e, func(acc *hub.Accounts) error {
+				list, err := acc.Devices(cmd.Context(), user)
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Owner, d.Name, d.Hostname, seen)
-			}
-			return tw.Flush()
+				if asJSON {
+					return json.NewEncoder(e.stdout).Encode(list)
+				}
+				tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "USER\tDEVICE\tHOST\tLAST SEEN")
+				for _, d := range list {
+					seen := ""
+					if !d.LastSeen.IsZero() {
+						seen = d.LastSeen.Local().Format(time.DateTime)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Owner, d.Name, d.Hostname, seen)
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	ls.Flags().StringVar(&user, "user", "", "only this user's machines")

@@ -1,0 +1,13 @@
+package status
+
+import (
+	"testing"
+
+	"github.com/corral-dev/corral/internal/testkit/imports"
+)
+
+// TestImports keeps the package a leaf of corral's dependency order: the
+// standard library and corral's wire types only.
+func TestImports(t *testing.T) {
+	imports.Only(t, "github.com/corral-dev/corral/internal/api")
+}
