@@ -13,6 +13,7 @@ import {
   toastError,
   upsertSession,
 } from '../store';
+import type { Tab } from '../store';
 import type { Session } from '../types';
 import { ago, cost, modelName, shortDir, STATUS_LABEL } from '../util';
 import { DownloadDialog } from './Download';
@@ -52,34 +53,8 @@ export function SessionView(props: { s: Session }) {
           document.getElementById(`tab-${next}`)?.focus();
         }}
       >
-        <button
-          type="button"
-          role="tab"
-          id="tab-terminal"
-          class="tab"
-          data-testid="tab-terminal"
-          aria-selected={t === 'terminal'}
-          tabIndex={t === 'terminal' ? 0 : -1}
-          aria-controls="panel-terminal"
-          title="Terminal (g t)"
-          onClick={() => setTab('terminal')}
-        >
-          <Icon name="term" size={14} /> Terminal
-        </button>
-        <button
-          type="button"
-          role="tab"
-          id="tab-timeline"
-          class="tab"
-          data-testid="tab-timeline"
-          aria-selected={t === 'timeline'}
-          tabIndex={t === 'timeline' ? 0 : -1}
-          aria-controls="panel-timeline"
-          title="Timeline (g l)"
-          onClick={() => setTab('timeline')}
-        >
-          <Icon name="list" size={14} /> Timeline
-        </button>
+        <TabButton tab="terminal" current={t} setTab={setTab} icon="term" label="Terminal" keys="g t" />
+        <TabButton tab="timeline" current={t} setTab={setTab} icon="list" label="Timeline" keys="g l" />
       </div>
       <div class="panels">
         <div class="panel" role="tabpanel" id="panel-terminal" aria-labelledby="tab-terminal" hidden={t !== 'terminal'}>
@@ -90,6 +65,35 @@ export function SessionView(props: { s: Session }) {
         </div>
       </div>
     </div>
+  );
+}
+
+// TabButton is one tab of the session's view (ARIA tabs: the current one
+// is focusable, arrows move between them).
+function TabButton(props: {
+  tab: Tab;
+  current: Tab;
+  setTab: (t: Tab) => void;
+  icon: 'term' | 'list';
+  label: string;
+  keys: string;
+}) {
+  const on = props.current === props.tab;
+  return (
+    <button
+      type="button"
+      role="tab"
+      id={`tab-${props.tab}`}
+      class="tab"
+      data-testid={`tab-${props.tab}`}
+      aria-selected={on}
+      tabIndex={on ? 0 : -1}
+      aria-controls={`panel-${props.tab}`}
+      title={`${props.label} (${props.keys})`}
+      onClick={() => props.setTab(props.tab)}
+    >
+      <Icon name={props.icon} size={14} /> {props.label}
+    </button>
   );
 }
 
