@@ -35,7 +35,6 @@ import (
 	"github.com/corral-dev/corral/bench/internal/benchutil"
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/testkit/claudeenv"
-	"github.com/corral-dev/corral/internal/testkit/fakeapi"
 )
 
 type config struct {
@@ -109,20 +108,11 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		return err
 	}
 	machine := benchutil.Machine()
-	root := t.MkdirTemp("cidle-")
-	proj := filepath.Join(root, "proj")
-	dataDir := filepath.Join(root, "data")
-	for _, d := range []string{proj, dataDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
-	}
-	fake := fakeapi.New(fakeapi.Options{ToolDir: proj})
-	if err := fake.Listen(); err != nil {
+	rig, err := benchutil.NewClaudeRig(t, "cidle-")
+	if err != nil {
 		return err
 	}
-	t.Cleanup(fake.Close)
-	cenv := claudeenv.New(t, claudeenv.Options{BaseURL: fake.URL(), Trust: []string{proj}})
+	root, proj, dataDir, fake, cenv := rig.Root, rig.Proj, rig.DataDir, rig.Fake, rig.Claude
 	// gctrace makes the daemon print its heap at every GC. The daemon's
 	// environment reaches the sessions too; claude ignores it, and a
 	// `corral-hook` process never allocates enough to run a GC.

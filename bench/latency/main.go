@@ -96,20 +96,11 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		return err
 	}
 	machine := benchutil.Machine()
-	root := t.MkdirTemp("clat-")
-	proj := filepath.Join(root, "proj")
-	dataDir := filepath.Join(root, "data")
-	for _, d := range []string{proj, dataDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
-	}
-	fake := fakeapi.New(fakeapi.Options{ToolDir: proj})
-	if err := fake.Listen(); err != nil {
+	rig, err := benchutil.NewClaudeRig(t, "clat-")
+	if err != nil {
 		return err
 	}
-	t.Cleanup(fake.Close)
-	cenv := claudeenv.New(t, claudeenv.Options{BaseURL: fake.URL(), Trust: []string{proj}})
+	root, proj, dataDir, fake, cenv := rig.Root, rig.Proj, rig.DataDir, rig.Fake, rig.Claude
 	logPath := filepath.Join(root, "serve.log")
 	serve := benchutil.StartServe(t, corralBin, dataDir, proj, cenv.Environ(), logPath, "--log-level", "debug")
 	cl := serve.Client

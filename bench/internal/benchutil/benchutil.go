@@ -22,6 +22,8 @@ import (
 
 	"github.com/corral-dev/corral/internal/client"
 	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/testkit/claudeenv"
+	"github.com/corral-dev/corral/internal/testkit/fakeapi"
 )
 
 // Summary describes a sample.
@@ -375,4 +377,33 @@ func ReadMem(pid int) (Mem, error) {
 		}
 	}
 	return m, sc.Err()
+}
+
+// ClaudeRig is what a benchmark of real Claude sessions starts from: a
+// temporary root holding a project and a data directory, the fake model
+// API, and an isolated Claude home that trusts the project.
+type ClaudeRig struct {
+	Root, Proj, DataDir string
+	Fake                *fakeapi.Server
+	Claude              *claudeenv.Env
+}
+
+// NewClaudeRig makes a ClaudeRig under a new temporary directory named
+// after prefix; t's cleanups remove it and stop the fake API.
+func NewClaudeRig(t *TB, prefix string) (*ClaudeRig, error) {
+	r := &ClaudeRig{Root: t.MkdirTemp(prefix)}
+	r.Proj = filepath.Join(r.Root, "proj")
+	r.DataDir = filepath.Join(r.Root, "data")
+	for _, d := range []string{r.Proj, r.DataDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	r.Fake = fakeapi.New(fakeapi.Options{ToolDir: r.Proj})
+	if err := r.Fake.Listen(); err != nil {
+		return nil, err
+	}
+	t.Cleanup(r.Fake.Close)
+	r.Claude = claudeenv.New(t, claudeenv.Options{BaseURL: r.Fake.URL(), Trust: []string{r.Proj}})
+	return r, nil
 }
