@@ -11,6 +11,7 @@ import (
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 // tree makes root/{Beta/, alpha/, zeta.txt, Apple.txt, in -> alpha,
@@ -18,7 +19,7 @@ import (
 // an outside directory with a secret.
 func tree(t *testing.T) (root, outside string) {
 	t.Helper()
-	base := tempDir(t, "corral-tree-")
+	base := testio.TempDir(t, "corral-tree-")
 	root = filepath.Join(base, "root")
 	outside = filepath.Join(base, "outside")
 	for _, d := range []string{root, outside, filepath.Join(root, "Beta"), filepath.Join(root, "alpha", "deep")} {

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/hook"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 // rig is one isolated agent: its own data directory (so its own tmux
@@ -36,7 +36,7 @@ type rig struct {
 	cfg     agent.Config
 	st      *store.Store
 	a       *agent.Agent
-	log     *syncBuffer
+	log     *testio.SyncBuffer
 }
 
 type rigOption func(*agent.Config)
@@ -48,28 +48,13 @@ func requireTmux(t *testing.T) {
 	}
 }
 
-// tempDir is a short temporary directory (unix socket paths must stay under
-// ~100 bytes), resolved through symlinks so paths compare equal.
-func tempDir(t *testing.T, prefix string) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := filepath.EvalSymlinks(d); err == nil {
-		d = r
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
 func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Helper()
 	requireTmux(t)
-	r := &rig{t: t, log: &syncBuffer{}}
-	r.dataDir = tempDir(t, "corral-")
-	r.home = tempDir(t, "corral-home-")
-	r.proj = filepath.Join(tempDir(t, "corral-proj-"), "proj")
+	r := &rig{t: t, log: &testio.SyncBuffer{}}
+	r.dataDir = testio.TempDir(t, "corral-")
+	r.home = testio.TempDir(t, "corral-home-")
+	r.proj = filepath.Join(testio.TempDir(t, "corral-proj-"), "proj")
 	if err := os.Mkdir(r.proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -325,23 +310,6 @@ func rawDelivery(t *testing.T, h hook.Header, payload []byte) []byte {
 		t.Fatal(err)
 	}
 	return append(append(hb, '\n'), payload...)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // alive reports whether pid exists and is not a zombie.

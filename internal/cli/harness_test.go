@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/client"
 	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 // mainEnv makes the test binary, re-executed, run corral's Main: the
@@ -40,19 +40,6 @@ func testExe(t *testing.T) string {
 	return exe
 }
 
-func tempDir(t *testing.T, prefix string) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := filepath.EvalSymlinks(d); err == nil {
-		d = r
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
 // install is one isolated corral installation: data directory, HOME and a
 // project directory.
 type install struct {
@@ -63,14 +50,14 @@ type install struct {
 	c       *client.Client
 
 	serve *exec.Cmd
-	log   *syncBuffer
+	log   *testio.SyncBuffer
 	// env holds further variables of the CLI's environment.
 	env map[string]string
 }
 
 func newInstall(t *testing.T) *install {
 	t.Helper()
-	in := &install{t: t, dataDir: tempDir(t, "corral-"), home: tempDir(t, "corral-home-"), log: &syncBuffer{}}
+	in := &install{t: t, dataDir: testio.TempDir(t, "corral-"), home: testio.TempDir(t, "corral-home-"), log: &testio.SyncBuffer{}}
 	in.proj = filepath.Join(in.home, "proj")
 	if err := os.Mkdir(in.proj, 0o755); err != nil {
 		t.Fatal(err)
@@ -257,23 +244,6 @@ func (in *install) waitStatus(id string, st api.Status) {
 	if !errors.Is(err, found) {
 		in.t.Fatalf("session %s never became %s: %v", id, st, err)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // runProcess runs this binary as corral in a process, with stdin, and

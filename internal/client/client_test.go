@@ -28,6 +28,7 @@ import (
 	"github.com/corral-dev/corral/internal/hook"
 	"github.com/corral-dev/corral/internal/httpapi"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 // backend adapts the real agent to httpapi, as `corral serve` does.
@@ -112,25 +113,12 @@ func waitKeepalives(t *testing.T, d *daemon, n int) {
 	}
 }
 
-func tempDir(t *testing.T, prefix string) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := filepath.EvalSymlinks(d); err == nil {
-		d = r
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
 func newDaemon(t *testing.T, opts httpapi.Options) *daemon {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
-	d := &daemon{dataDir: tempDir(t, "corral-"), home: tempDir(t, "corral-home-")}
+	d := &daemon{dataDir: testio.TempDir(t, "corral-"), home: testio.TempDir(t, "corral-home-")}
 	d.proj = filepath.Join(d.home, "proj")
 	if err := os.Mkdir(d.proj, 0o755); err != nil {
 		t.Fatal(err)
@@ -382,7 +370,7 @@ func TestHTTPClientSendsToken(t *testing.T) {
 
 func TestNoDaemon(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t, "corral-")
+	dir := testio.TempDir(t, "corral-")
 	missing := client.Unix(filepath.Join(dir, "nothing.sock"))
 
 	// A socket file nobody listens on (a daemon killed -9).

@@ -21,6 +21,7 @@ import (
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/httpapi"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 // backend serves the real agent: it only adapts Subscribe's return type,
@@ -49,27 +50,14 @@ type serverOptions struct {
 	bus events.Options
 }
 
-func tempDir(t *testing.T, prefix string) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := filepath.EvalSymlinks(d); err == nil {
-		d = r
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
 func newServer(t *testing.T, o serverOptions) *server {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
 	s := &server{t: t}
-	s.dataDir = tempDir(t, "corral-")
-	s.home = tempDir(t, "corral-home-")
+	s.dataDir = testio.TempDir(t, "corral-")
+	s.home = testio.TempDir(t, "corral-home-")
 	s.proj = filepath.Join(s.home, "proj")
 	if err := os.Mkdir(s.proj, 0o755); err != nil {
 		t.Fatal(err)

@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/httpapi"
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 func TestRoutesHappyPaths(t *testing.T) {
@@ -211,7 +211,7 @@ func TestRefuseBrowsers(t *testing.T) {
 
 func TestInternalErrorIsJSONAndLogged(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testio.SyncBuffer
 	s := newServer(t, serverOptions{api: httpapi.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 	// A real failure: the database is gone under the agent.
 	if err := s.st.Close(); err != nil {
@@ -227,21 +227,4 @@ func TestInternalErrorIsJSONAndLogged(t *testing.T) {
 	if logs.String() != before {
 		t.Errorf("a 404 was logged: %q", strings.TrimPrefix(logs.String(), before))
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

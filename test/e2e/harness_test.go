@@ -22,6 +22,7 @@ import (
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/testkit/claudeenv"
 	"github.com/corral-dev/corral/internal/testkit/fakeapi"
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 // corralBin is the binary under test, built once by TestMain.
@@ -68,7 +69,7 @@ type harness struct {
 	c       *client.Client
 
 	serve     *exec.Cmd
-	serveLog  *bytes.Buffer
+	serveLog  *testio.SyncBuffer
 	serveArgs []string
 	rec       *recorder
 }
@@ -89,7 +90,7 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 	claudeenv.RequireTmux(t)
 	claudeenv.RequireClaude(t)
 	h := &harness{t: t, serveArgs: opts.serveArgs}
-	h.proj = mkdirTemp(t, "corral-proj-")
+	h.proj = testio.TempDir(t, "corral-proj-")
 	if opts.fake.ToolDir == "" {
 		opts.fake.ToolDir = h.proj
 	}
@@ -97,7 +98,7 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 	h.api.Start(t)
 	h.claude = claudeenv.New(t, claudeenv.Options{BaseURL: h.api.URL(), Trust: []string{h.proj}, ConfigDir: opts.claudeConfigDir})
 	// A short path: unix socket names must fit in 108 bytes.
-	h.dataDir = mkdirTemp(t, "corral-data-")
+	h.dataDir = testio.TempDir(t, "corral-data-")
 	// A -race binary sleeps 1 s at exit unless told not to, and Claude
 	// waits for every hook.
 	h.env = append(h.claude.Environ(), "CORRAL_HOME="+h.dataDir, "GORACE=atexit_sleep_ms=0")
@@ -115,36 +116,30 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 	return h
 }
 
-func mkdirTemp(t *testing.T, prefix string) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := filepath.EvalSymlinks(d); err == nil {
-		d = r
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
 // startServe starts `corral serve` and waits until its API answers.
 func (h *harness) startServe() {
 	h.t.Helper()
 	// The dashboard on a port of its own: tests run side by side.
-	cmd := exec.Command(corralBin, append([]string{"serve", "--log-level", "debug", "--listen", "127.0.0.1:0"}, h.serveArgs...)...)
+	h.startDaemon("corral serve", append([]string{"serve", "--log-level", "debug", "--listen", "127.0.0.1:0"}, h.serveArgs...))
+}
+
+// startDaemon runs corral with args (serve, or agent), its output in
+// serveLog, and waits until its local API answers.
+func (h *harness) startDaemon(what string, args []string) {
+	h.t.Helper()
+	cmd := exec.Command(corralBin, args...)
 	cmd.Env = h.env
 	cmd.Dir = h.proj
 	if h.serveLog == nil {
-		h.serveLog = &bytes.Buffer{}
+		h.serveLog = &testio.SyncBuffer{}
 	}
-	cmd.Stdout = &lockedWriter{w: h.serveLog}
-	cmd.Stderr = cmd.Stdout
+	cmd.Stdout = h.serveLog
+	cmd.Stderr = h.serveLog
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
 	h.serve = cmd
-	waitFor(h.t, 15*time.Second, "corral serve to answer", func() bool {
+	waitFor(h.t, 15*time.Second, what+" to answer on its socket", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_, err := h.c.Version(ctx)
@@ -466,17 +461,6 @@ func (r *recorder) historyLocked() string {
 	return b.String()
 }
 
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 func execCorral(h *harness, args ...string) *exec.Cmd {
 	cmd := exec.Command(corralBin, args...)
 	cmd.Env = h.env
@@ -490,18 +474,11 @@ func (h *harness) webURL() string {
 	var u string
 	waitFor(h.t, 10*time.Second, "the dashboard's URL", func() bool {
 		// The last one: the daemon may have been restarted.
-		all := regexp.MustCompile(`corral: open (http://\S+)`).FindAllStringSubmatch(h.serveLogString(), -1)
+		all := regexp.MustCompile(`corral: open (http://\S+)`).FindAllStringSubmatch(h.serveLog.String(), -1)
 		if len(all) > 0 {
 			u = all[len(all)-1][1]
 		}
 		return len(all) > 0
 	})
 	return u
-}
-
-func (h *harness) serveLogString() string {
-	w := h.serve.Stdout.(*lockedWriter)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.String()
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/testkit/claudeenv"
 	"github.com/corral-dev/corral/internal/testkit/fakeapi"
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 // ---------------------------------------------------------------------------
@@ -53,7 +54,7 @@ type hubProc struct {
 	env     []string
 	addr    string // host:port; "127.0.0.1:0" until the first start
 	url     string // http://addr
-	out     *lockedWriter
+	out     *testio.SyncBuffer
 
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -64,8 +65,8 @@ var hubURLRe = regexp.MustCompile(`corral hub: (http://\S+)`)
 // newHubProc starts a hub on listen (e.g. "127.0.0.1:0").
 func newHubProc(t *testing.T, listen string) *hubProc {
 	t.Helper()
-	home := mkdirTemp(t, "corral-hubhome-")
-	hp := &hubProc{t: t, dataDir: mkdirTemp(t, "corral-hub-"), addr: listen, out: &lockedWriter{w: &bytes.Buffer{}}}
+	home := testio.TempDir(t, "corral-hubhome-")
+	hp := &hubProc{t: t, dataDir: testio.TempDir(t, "corral-hub-"), addr: listen, out: &testio.SyncBuffer{}}
 	hp.env = append(cleanEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "GORACE=atexit_sleep_ms=0")
 	t.Cleanup(func() {
@@ -162,9 +163,7 @@ func (hp *hubProc) stop(sig syscall.Signal) {
 func (hp *hubProc) pid() int { return hp.cmd.Process.Pid }
 
 func (hp *hubProc) log() string {
-	hp.out.mu.Lock()
-	defer hp.out.mu.Unlock()
-	return hp.out.w.String()
+	return hp.out.String()
 }
 
 // admin runs `corral hub ARGS` on the hub's data directory (the management
@@ -398,14 +397,14 @@ func newAgent(t *testing.T, hubURL, token string, opts agentOptions) *harness {
 		claudeenv.RequireClaude(t)
 	}
 	h := &harness{t: t}
-	h.proj = mkdirTemp(t, "corral-proj-")
+	h.proj = testio.TempDir(t, "corral-proj-")
 	if opts.fake.ToolDir == "" {
 		opts.fake.ToolDir = h.proj
 	}
 	h.api = fakeapi.New(opts.fake)
 	h.api.Start(t)
 	h.claude = claudeenv.New(t, claudeenv.Options{BaseURL: h.api.URL(), Trust: []string{h.proj}})
-	h.dataDir = mkdirTemp(t, "corral-data-")
+	h.dataDir = testio.TempDir(t, "corral-data-")
 	h.env = append(h.claude.Environ(), "CORRAL_HOME="+h.dataDir, "GORACE=atexit_sleep_ms=0")
 	h.c = client.Unix(datadir.Socket(h.dataDir, datadir.APISocket))
 	// The agent lists only its project directory.
@@ -424,25 +423,7 @@ func newAgent(t *testing.T, hubURL, token string, opts agentOptions) *harness {
 // startAgent starts the agent and waits until its local API answers.
 func (h *harness) startAgent() {
 	h.t.Helper()
-	cmd := exec.Command(corralBin, h.serveArgs...)
-	cmd.Env = h.env
-	cmd.Dir = h.proj
-	if h.serveLog == nil {
-		h.serveLog = &bytes.Buffer{}
-	}
-	cmd.Stdout = &lockedWriter{w: h.serveLog}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		h.t.Fatal(err)
-	}
-	h.serve = cmd
-	waitFor(h.t, 15*time.Second, "corral agent to answer on its socket", func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_, err := h.c.Version(ctx)
-		return err == nil
-	})
-	h.rec = newRecorder(h.t, h.c)
+	h.startDaemon("corral agent", h.serveArgs)
 }
 
 // newShell starts a shell session on the agent (through its own socket).
@@ -962,13 +943,13 @@ func TestHubReconnect(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after %v down the agents must be back within %v of the restart (backoff %v-%v ±%.0f%%); back: %v; sessions %s\nm1 log:\n%s",
-				down.Round(time.Millisecond), bound, linkMinBackoff, linkMaxBackoff, 100*linkJitter, back, summary(l), m1.serveLogString())
+				down.Round(time.Millisecond), bound, linkMinBackoff, linkMaxBackoff, 100*linkJitter, back, summary(l), m1.serveLog.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("hub down %v; agents back and synced %v (m1) and %v (m2) after the restart; bound %v",
 		down.Round(time.Millisecond), back["m1"].Round(time.Millisecond), back["m2"].Round(time.Millisecond), bound)
-	t.Logf("m1's retries: %s", strings.Join(retries(m1.serveLogString()), ", "))
+	t.Logf("m1's retries: %s", strings.Join(retries(m1.serveLog.String()), ", "))
 
 	// The terminal resumes from the next byte the browser needs.
 	term2 := openTerm(t, hp, alice.token, sh, fmt.Sprintf("&stream=%s&offset=%d", url.QueryEscape(term.stream), term.next), term)
@@ -1089,7 +1070,7 @@ func TestHubDeviceTokens(t *testing.T) {
 	stray := newAgent(t, hp.url, "cd_"+strings.Repeat("B", 43), agentOptions{})
 	stray.newShell("stray")
 	waitFor(t, 15*time.Second, "the stray agent to be refused", func() bool {
-		return strings.Contains(stray.serveLogString(), "refused this device's token") && hp.refusals() > refusedBefore
+		return strings.Contains(stray.serveLog.String(), "refused this device's token") && hp.refusals() > refusedBefore
 	})
 	noListeningTCP(t, stray.serve.Process.Pid, "corral agent with a wrong token")
 
@@ -1131,7 +1112,7 @@ func TestHubDeviceTokens(t *testing.T) {
 	// It tries again, and is refused; its session does not come back. The
 	// machine itself goes on: its session runs.
 	waitFor(t, 15*time.Second, "the revoked device's reconnect to be refused", func() bool {
-		return hp.refusals() > refusedBefore && strings.Contains(a2.serveLogString(), "refused this device's token")
+		return hp.refusals() > refusedBefore && strings.Contains(a2.serveLog.String(), "refused this device's token")
 	})
 	for _, s := range alice.sessions(t) {
 		if s.ID == s2 {
@@ -1524,7 +1505,7 @@ func TestHubHostilePaths(t *testing.T) {
 	hp := newHubProc(t, "127.0.0.1:0")
 	alice := hp.addUser(t, "alice")
 	am := newAgent(t, hp.url, hp.addDevice(t, "a1", "alice"), agentOptions{})
-	outside := mkdirTemp(t, "corral-outside-")
+	outside := testio.TempDir(t, "corral-outside-")
 	if err := os.Symlink(outside, filepath.Join(am.proj, "escape")); err != nil {
 		t.Fatal(err)
 	}
@@ -1774,7 +1755,7 @@ func TestAgentHostileHub(t *testing.T) {
 	defer srv.Close()
 	defer close(stop)
 	ag := newAgent(t, srv.URL, token, agentOptions{})
-	outside := mkdirTemp(t, "corral-outside-")
+	outside := testio.TempDir(t, "corral-outside-")
 	if err := os.Symlink(outside, filepath.Join(ag.proj, "escape")); err != nil {
 		t.Fatal(err)
 	}

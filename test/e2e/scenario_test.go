@@ -13,6 +13,7 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/testkit/fakeapi"
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 // TestFixtureScenario replays the scenario the fixtures were recorded from
@@ -329,7 +330,7 @@ func TestBadInput(t *testing.T) {
 	// clearly, and still serves shells.
 	h.stopServe(syscall.SIGTERM)
 	// A PATH with tmux but no claude (/bin is /usr/bin on merged-usr systems).
-	bin := mkdirTemp(t, "corral-bin-")
+	bin := testio.TempDir(t, "corral-bin-")
 	tmuxPath, _ := exec.LookPath("tmux")
 	os.Symlink(tmuxPath, filepath.Join(bin, "tmux"))
 	h.env = append(h.env, "PATH="+bin)
