@@ -231,7 +231,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	spaced := make([][]sample, len(variants))
 	for k := range c.spaced {
 		for j := range variants {
-			if !sleepCtx(ctx, c.gap) {
+			if !benchutil.Sleep(ctx, c.gap) {
 				return ctx.Err()
 			}
 			i := (k + j) % len(variants)
@@ -279,17 +279,6 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
 
 func readPayloads(path string) ([][]byte, error) {
 	data, err := os.ReadFile(path)

@@ -160,7 +160,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 
 	if !c.skipZero {
 		logf("no sessions: settling %v", c.settleZero)
-		if !sleepCtx(ctx, c.settleZero) {
+		if !benchutil.Sleep(ctx, c.settleZero) {
 			return ctx.Err()
 		}
 		if err := measure(0, 0); err != nil {
@@ -175,7 +175,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		}
 		spent := time.Since(t0)
 		logf("%d sessions idle after %v; settling %v", c.sessions, spent.Round(time.Second), c.settle)
-		if !sleepCtx(ctx, c.settle) {
+		if !benchutil.Sleep(ctx, c.settle) {
 			return ctx.Err()
 		}
 		// Still all idle?
@@ -210,17 +210,6 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		}
 	}
 	return benchutil.WriteOutput(c.out, report(c, machine, results))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // startSessions starts c.sessions claude sessions, c.parallel at a time,
@@ -294,7 +283,7 @@ func waitStatus(ctx context.Context, serve *benchutil.Serve, id string, st api.S
 				return nil
 			}
 		}
-		if !sleepCtx(ctx, 250*time.Millisecond) {
+		if !benchutil.Sleep(ctx, 250*time.Millisecond) {
 			return ctx.Err()
 		}
 	}
@@ -434,7 +423,7 @@ func cpuMeasure(ctx context.Context, pid int, window time.Duration) (cpuWindow, 
 	slice := 10 * time.Second
 	for elapsed := time.Duration(0); elapsed < window; {
 		d := min(slice, window-elapsed)
-		if !sleepCtx(ctx, d) {
+		if !benchutil.Sleep(ctx, d) {
 			return w, ctx.Err()
 		}
 		elapsed += d
@@ -505,7 +494,7 @@ func traceMeasure(ctx context.Context, dir string, pid int, window time.Duration
 	// strace attaches within a few ms; give it a moment before the clock starts.
 	time.Sleep(300 * time.Millisecond)
 	t0 := time.Now()
-	ok := sleepCtx(ctx, window)
+	ok := benchutil.Sleep(ctx, window)
 	wall := time.Since(t0)
 	cmd.Process.Signal(syscall.SIGINT) // detach
 	done := make(chan error, 1)

@@ -82,10 +82,10 @@ func runHub(ctx context.Context, e *env, f hubFlags) error {
 	return d.wait(ctx)
 }
 
-// withHubAccounts runs fn on a hub's accounts, with its database open for
-// just that long: the management commands work while the hub runs (SQLite
+// withStore runs fn with the data directory's database open for just that
+// long: commands that change settings work while the daemon runs (SQLite
 // in WAL mode).
-func withHubAccounts(e *env, fn func(*hub.Accounts) error) error {
+func withStore(e *env, fn func(*store.Store) error) error {
 	dir, err := e.dir()
 	if err != nil {
 		return err
@@ -98,7 +98,12 @@ func withHubAccounts(e *env, fn func(*hub.Accounts) error) error {
 		return err
 	}
 	defer st.Close()
-	return fn(hub.NewAccounts(st))
+	return fn(st)
+}
+
+// withHubAccounts runs fn on a hub's accounts (see withStore).
+func withHubAccounts(e *env, fn func(*hub.Accounts) error) error {
+	return withStore(e, func(st *store.Store) error { return fn(hub.NewAccounts(st)) })
 }
 
 func newHubUserCmd(e *env) *cobra.Command {

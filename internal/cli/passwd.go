@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/web"
 )
@@ -34,19 +32,7 @@ stopped.`,
 					return err
 				}
 			}
-			dir, err := e.dir()
-			if err != nil {
-				return err
-			}
-			if err := datadir.Ensure(dir); err != nil {
-				return err
-			}
-			st, err := store.Open(filepath.Join(dir, datadir.Database))
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := web.SetPassword(cmd.Context(), st, pw); err != nil {
+			if err := withStore(e, func(st *store.Store) error { return web.SetPassword(cmd.Context(), st, pw) }); err != nil {
 				return err
 			}
 			if clear {

@@ -24,6 +24,7 @@ import (
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/testkit/claudeenv"
 	"github.com/corral-dev/corral/internal/testkit/fakeapi"
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 // Summary describes a sample.
@@ -236,17 +237,7 @@ func Run(fn func(ctx context.Context, t *TB) error) (code int) {
 
 // MkdirTemp makes a temporary directory (symlinks resolved) removed at the
 // end. Keep prefixes short: unix socket paths must fit in 108 bytes.
-func (t *TB) MkdirTemp(prefix string) string {
-	d, err := os.MkdirTemp("", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := filepath.EvalSymlinks(d); err == nil {
-		d = r
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
+func (t *TB) MkdirTemp(prefix string) string { return testio.TempDir(t, prefix) }
 
 // Serve is a `corral serve` started for a benchmark.
 type Serve struct {
@@ -406,4 +397,17 @@ func NewClaudeRig(t *TB, prefix string) (*ClaudeRig, error) {
 	t.Cleanup(r.Fake.Close)
 	r.Claude = claudeenv.New(t, claudeenv.Options{BaseURL: r.Fake.URL(), Trust: []string{r.Proj}})
 	return r, nil
+}
+
+// Sleep waits d, or less when ctx ends first; it reports whether it slept
+// the whole time.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

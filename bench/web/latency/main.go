@@ -233,7 +233,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		offsets = append(offsets, br.calibrate(ctx))
 	}
 	for range c.spaced {
-		if !sleepCtx(ctx, c.gap) {
+		if !benchutil.Sleep(ctx, c.gap) {
 			return ctx.Err()
 		}
 		if err := do("spaced"); err != nil {
@@ -398,17 +398,6 @@ func readPayloads(path string) (prompt, stop []byte, err error) {
 		return nil, nil, fmt.Errorf("%s: no UserPromptSubmit or Stop payload", path)
 	}
 	return prompt, stop, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }

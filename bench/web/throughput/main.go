@@ -273,7 +273,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if !sleepCtx(ctx, c.settle) {
+			if !benchutil.Sleep(ctx, c.settle) {
 				return ctx.Err()
 			}
 			r, err := e.runOne(ctx, v.kind, v.d)
@@ -336,17 +336,6 @@ func writeText(path string, size int64) error {
 		return err
 	}
 	return f.Close()
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 func nonce() string {
