@@ -160,9 +160,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	return json.NewEncoder(w).Encode(v)
 }
 
-func readJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
+func readJSON(r *http.Request, v any) error { return DecodeJSON(r.Body, v, true) }
+
+// DecodeJSON reads one JSON value from a request body (already limited with
+// http.MaxBytesReader) into v, with an API error that says what is wrong:
+// too large, empty, malformed, or followed by more data. Strict refuses
+// fields v does not have; browsers' own objects (a push subscription) may
+// carry more than corral reads.
+func DecodeJSON(body io.Reader, v any, strict bool) error {
+	dec := json.NewDecoder(body)
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -228,9 +228,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		Password string `json:"password"`
 		Token    string `json:"token"`
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "bad JSON: %v", err))
+	if !readBody(w, r, 4096, &req, false) {
 		return
 	}
 	var user string
@@ -298,9 +296,7 @@ func (s *Server) pushSubscribe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sub notify.Subscription
-	r.Body = http.MaxBytesReader(w, r.Body, 8192)
-	if err := json.NewDecoder(r.Body).Decode(&sub); err != nil {
-		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "bad JSON: %v", err))
+	if !readBody(w, r, 8192, &sub, false) {
 		return
 	}
 	if err := s.opts.Notifier.Subscribe(r.Context(), identity.User(r.Context()), sub); err != nil {
@@ -318,8 +314,10 @@ func (s *Server) pushUnsubscribe(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Endpoint string `json:"endpoint"`
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 8192)
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Endpoint == "" {
+	if !readBody(w, r, 8192, &req, false) {
+		return
+	}
+	if req.Endpoint == "" {
 		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "want {\"endpoint\": ...}"))
 		return
 	}
@@ -338,11 +336,7 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		WebhookURL *string `json:"webhook_url"`
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 8192)
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "bad JSON: %v", err))
+	if !readBody(w, r, 8192, &req, true) {
 		return
 	}
 	if req.WebhookURL != nil {
@@ -365,6 +359,17 @@ func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// readBody decodes a JSON request body of at most limit bytes into v (see
+// httpapi.DecodeJSON); when it cannot, it writes the error and says false.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, v any, strict bool) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	if err := httpapi.DecodeJSON(r.Body, v, strict); err != nil {
+		httpapi.WriteError(w, api.AsError(err))
+		return false
+	}
+	return true
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -270,6 +270,27 @@ func TestLoginIsRateLimited(t *testing.T) {
 	}
 }
 
+// A login body that is too large or not JSON gets an error that says so,
+// and counts as no login.
+func TestLoginBadBodies(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name string
+		body any
+		want int
+		says string
+	}{
+		{"oversized", map[string]string{"password": strings.Repeat("x", 5000)}, 413, "over 4096 bytes"},
+		{"not an object", "hunter2", 400, "bad JSON"},
+		{"empty", nil, 400, "empty request body"},
+	} {
+		resp, b := f.do(t, "POST", "/api/v1/auth/login", "", tc.body)
+		if resp.StatusCode != tc.want || !strings.Contains(string(b), tc.says) {
+			t.Errorf("%s: %d %s, want %d saying %q", tc.name, resp.StatusCode, b, tc.want, tc.says)
+		}
+	}
+}
+
 func TestDNSRebindingRefused(t *testing.T) {
 	f := newFixture(t)
 	req, _ := http.NewRequest("GET", f.url("/api/v1/sessions"), nil)
