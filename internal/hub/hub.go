@@ -309,6 +309,16 @@ func (h *Hub) claimLocked(deviceID, sessionID string) bool {
 	return true
 }
 
+// claimReportedLocked is claimLocked for a session a connected device
+// reports, logging a refusal: that device is misbehaving.
+func (h *Hub) claimReportedLocked(info DeviceInfo, sessionID string) bool {
+	if h.claimLocked(info.ID, sessionID) {
+		return true
+	}
+	h.log.Warn("device names another device's session; ignored", "device", info.Name, "owner", info.Owner, "session", sessionID)
+	return false
+}
+
 // releaseLocked forgets a session id of a device (only if it is that
 // device's). The caller holds h.mu.
 func (h *Hub) releaseLocked(deviceID, sessionID string) {
@@ -338,8 +348,7 @@ func (h *Hub) sync(info DeviceInfo, peer *link.Peer, list []api.Session) {
 	seen := map[string]bool{}
 	var keep []api.Session
 	for _, s := range list {
-		if !h.claimLocked(info.ID, s.ID) {
-			h.log.Warn("device names another device's session; ignored", "device", info.Name, "owner", info.Owner, "session", s.ID)
+		if !h.claimReportedLocked(info, s.ID) {
 			continue
 		}
 		s = stamp(info, s)
@@ -392,8 +401,7 @@ func (h *Hub) event(info DeviceInfo, peer *link.Peer, ev api.Event) {
 		if ev.Session == nil {
 			break
 		}
-		if !h.claimLocked(info.ID, ev.Session.ID) {
-			h.log.Warn("device names another device's session; ignored", "device", info.Name, "owner", info.Owner, "session", ev.Session.ID)
+		if !h.claimReportedLocked(info, ev.Session.ID) {
 			break
 		}
 		s := stamp(info, *ev.Session)
