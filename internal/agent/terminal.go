@@ -48,20 +48,64 @@ func (a *Agent) OpenTerminal(ctx context.Context, id string, cols, rows int, res
 				}
 				return st, offset, false, nil
 			}
-			// Too far behind to resume: a fresh stream.
-			a.streams.CloseSession(id)
+			// Too far behind to resume: a fresh stream. (Only this
+			// one: other viewers' streams of the session go on.)
+			st.Close()
 		}
 		reset = true
 	}
+	// The history is captured before the attach: whatever scrolls off the
+	// screen in between, the new viewer would lack. The marks of the
+	// history before the capture and after the attach's first screen tell.
+	replaces := a.streams.TakeRedrawn(id)
+	a.fitWindow(ctx, id, cols, rows)
+	scrolled := a.scrolledSince(ctx, id)
 	prefill := a.scrollback(ctx, id)
 	env := append(a.tmux.Env(), "TERM=xterm-256color", "COLORTERM=truecolor")
 	st, err := term.Start(term.Options{Argv: a.tmux.AttachCommand(id), Env: env, Cols: cols, Rows: rows, Prefill: prefill,
-		Suspend: a.suspendViewer, Activity: a.tmuxActivity})
+		Suspend: a.suspendViewer, Activity: a.tmuxActivity, Scrolled: scrolled, Replaces: replaces})
 	if err != nil {
+		for _, old := range replaces {
+			old.Close()
+		}
 		return nil, 0, false, api.Errorf(api.CodeUnavailable, "attach: %v", err)
 	}
 	a.streams.Add(id, st)
 	return st, 0, reset, nil
+}
+
+// fitWindow gives the window the viewer's size before its history is
+// captured, when no client is attached (else the latest client decides):
+// resized by the attach instead, the window would move lines between its
+// screen and its history, and the viewer would need a redraw at once.
+func (a *Agent) fitWindow(ctx context.Context, id string, cols, rows int) {
+	if cols <= 0 || rows <= 0 {
+		return
+	}
+	p, err := a.tmux.PaneInfo(ctx, id)
+	if err != nil || p.Clients > 0 || (p.Width == cols && p.Height == rows) {
+		return
+	}
+	if err := a.tmux.Resize(ctx, id, cols, rows); err != nil {
+		a.log.Debug("resize before attach", "session", id, "err", err)
+	}
+}
+
+// scrolledSince returns a func that says whether the session's history
+// changed since now, or nil when it cannot tell.
+func (a *Agent) scrolledSince(ctx context.Context, id string) func() bool {
+	mark, err := a.tmux.History(ctx, id)
+	if err != nil {
+		return nil
+	}
+	return func() bool {
+		ctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
+		defer cancel()
+		now, err := a.tmux.History(ctx, id)
+		// Unknown counts as unchanged: a redraw that cannot tell either
+		// would only ask for another.
+		return err == nil && now != mark
+	}
 }
 
 // suspendViewer stops tmux drawing to a viewer's client during a flood

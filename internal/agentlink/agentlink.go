@@ -301,9 +301,11 @@ func (cn *conn) pump(ctx context.Context, ls *linkStream, off uint64) {
 		data, err := ls.st.Read(ctx, off, link.MaxOutputChunk)
 		switch {
 		case errors.Is(err, term.ErrRedraw):
-			// The viewer fell behind a flood: the hub opens a fresh stream.
+			// The viewer fell behind a flood: the hub opens a fresh stream,
+			// which replaces this one once it is attached. Until the hub
+			// closes this number, keystrokes sent to it still reach the
+			// terminal.
 			cn.log.Debug("terminal redraw", "stream", ls.num, "offset", off)
-			cn.closeStream(ls.num, true)
 			cn.peer.Send(link.Msg{T: link.TypeTermRedraw, Stream: ls.num})
 			return
 		case errors.Is(err, term.ErrClosed):

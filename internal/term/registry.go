@@ -7,6 +7,10 @@ import (
 
 // Registry keeps the streams of every session, so a viewer that lost its
 // connection can come back to its stream within the grace period.
+//
+// A stream that asked for a redraw stays until a fresh stream of its
+// session replaces it (TakeRedrawn, Options.Replaces), or for
+// redrawnGrace if none comes.
 type Registry struct {
 	grace time.Duration
 
@@ -18,6 +22,10 @@ type entry struct {
 	session string
 	s       *Stream
 }
+
+// redrawnGrace is how long a stream that asked for a redraw waits for the
+// fresh stream that replaces it.
+const redrawnGrace = 5 * time.Second
 
 // NewRegistry makes a registry; idle streams live for grace.
 func NewRegistry(grace time.Duration) *Registry {
@@ -39,10 +47,25 @@ func (r *Registry) Get(session, id string) (*Stream, bool) {
 	if !ok || e.session != session {
 		return nil, false
 	}
-	if closed, _ := e.s.Closed(); closed {
+	if closed, _ := e.s.Closed(); closed || e.s.isRedrawn() {
 		return nil, false
 	}
 	return e.s, true
+}
+
+// TakeRedrawn removes the streams of a session that asked for a redraw
+// and returns them, for the fresh stream to replace (Options.Replaces).
+func (r *Registry) TakeRedrawn(session string) []*Stream {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*Stream
+	for id, e := range r.streams {
+		if e.session == session && e.s.isRedrawn() {
+			out = append(out, e.s)
+			delete(r.streams, id)
+		}
+	}
+	return out
 }
 
 // Count returns the number of streams (metrics, tests).
@@ -58,7 +81,11 @@ func (r *Registry) Sweep(now time.Time) {
 	var drop []*Stream
 	for id, e := range r.streams {
 		closed, _ := e.s.Closed()
-		if closed || e.s.idleFor(now) > r.grace {
+		grace := r.grace
+		if e.s.isRedrawn() {
+			grace = min(grace, redrawnGrace)
+		}
+		if closed || e.s.idleFor(now) > grace {
 			drop = append(drop, e.s)
 			delete(r.streams, id)
 		}

@@ -104,9 +104,11 @@ type Stream struct {
 	// resume it (Options). Only pump uses them and the flood state below.
 	suspend      func(tty string) error
 	activity     func() (uint64, error)
-	floodFrom    time.Time // start of the current flood window
-	floodN       int       // bytes read in it
-	suspendAfter time.Time // no suspending before (after a failure)
+	scrolled     func() bool // Options.Scrolled, until pump called it
+	replaces     []*Stream   // Options.Replaces, until pump closed them
+	floodFrom    time.Time   // start of the current flood window
+	floodN       int         // bytes read in it
+	suspendAfter time.Time   // no suspending before (after a failure)
 
 	mu      sync.Mutex
 	ring    []byte // circular, RingSize
@@ -138,6 +140,14 @@ type Stream struct {
 	// counts suspensions (tests, benchmarks).
 	asleep   bool
 	suspends int
+	// redrawn: the stream asked its viewer for a redraw; the viewer moves
+	// to a fresh stream, which replaces this one (Options.Replaces).
+	redrawn bool
+
+	// Close runs once, whoever calls it (the viewer, the registry, the
+	// stream that replaces this one); later calls wait for it.
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Options start a stream.
@@ -161,6 +171,19 @@ type Options struct {
 	// has read. A suspended client is woken as soon as it stops growing
 	// fast: the flood is over, and the viewer should see its end at once.
 	Activity func() (uint64, error)
+	// Scrolled, when set, is called once, when the command's first output
+	// arrives. True says lines scrolled away in the terminal between the
+	// capture of the Prefill and the attach, so the viewer lacks them
+	// (the attach draws only the screen): the stream asks for a redraw
+	// once the output is quiet, as after a lag.
+	Scrolled func() bool
+	// Replaces are streams of the same terminal that asked for a redraw
+	// (Registry.TakeRedrawn). They stay attached until this one's first
+	// output, and then close: closed first, they could let the window
+	// change size and back (the latest client decides it), which moves
+	// lines between its screen and its history under this stream's
+	// attach, so that it would ask for a redraw in turn, forever.
+	Replaces []*Stream
 }
 
 // Start runs the command under a new PTY.
@@ -177,8 +200,9 @@ func Start(opts Options) (*Stream, error) {
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	s := &Stream{ID: hex.EncodeToString(id[:]), cmd: cmd, pty: ptmx, tty: tty, suspend: opts.Suspend, activity: opts.Activity,
-		ring: make([]byte, RingSize), wake: make(chan struct{}), rows: rows}
+	s := &Stream{ID: hex.EncodeToString(id[:]), cmd: cmd, pty: ptmx, tty: tty, suspend: opts.Suspend, activity: opts.Activity, scrolled: opts.Scrolled,
+		replaces: opts.Replaces,
+		ring:     make([]byte, RingSize), wake: make(chan struct{}), rows: rows}
 	if len(opts.Prefill) > 0 {
 		s.appendLocked(opts.Prefill)
 		// The scrollback ends with newlines that push it up: by design.
@@ -289,9 +313,24 @@ func (s *Stream) pump() {
 		if err != nil {
 			s.closeLocked(err)
 			s.mu.Unlock()
+			s.closeReplaced()
 			return
 		}
 		s.mu.Unlock()
+		if n > 0 {
+			s.closeReplaced()
+		}
+		if n > 0 && s.scrolled != nil {
+			// The attach has drawn its first screen: anything that scrolls
+			// from now on reaches the viewer or shows as lag.
+			if s.scrolled() {
+				s.mu.Lock()
+				s.lagged = true
+				s.wakeLocked() // a viewer waiting now starts its quiet timer
+				s.mu.Unlock()
+			}
+			s.scrolled = nil
+		}
 		s.checkFlood(n)
 		// Output that keeps coming (this read returned soon after the
 		// last) is read in larger pieces: a short pause lets it collect in
@@ -304,6 +343,15 @@ func (s *Stream) pump() {
 		}
 		last = now
 	}
+}
+
+// closeReplaced closes the streams this one replaces, now that it is
+// attached (or will never be).
+func (s *Stream) closeReplaced() {
+	for _, old := range s.replaces {
+		go old.Close()
+	}
+	s.replaces = nil
 }
 
 // checkFlood counts output and suspends the client when a flood starts
@@ -459,6 +507,7 @@ func (s *Stream) Read(ctx context.Context, offset uint64, max int) ([]byte, erro
 			s.mu.Lock()
 			if s.lagged && !s.asleep && offset == s.end {
 				s.lagged = false
+				s.redrawn = true
 				return nil, ErrRedraw
 			}
 			continue
@@ -527,23 +576,31 @@ func (s *Stream) idleFor(now time.Time) time.Duration {
 
 // Close ends the stream: the attach command gets a hangup and exits.
 func (s *Stream) Close() error {
-	s.mu.Lock()
-	s.closeLocked(nil)
-	s.mu.Unlock()
-	err := s.pty.Close()
-	if s.cmd.Process != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGHUP)
-		done := make(chan struct{})
-		go func() { s.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(2 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-done
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closeLocked(nil)
+		s.mu.Unlock()
+		s.closeErr = s.pty.Close()
+		if s.cmd.Process != nil {
+			_ = s.cmd.Process.Signal(syscall.SIGHUP)
+			done := make(chan struct{})
+			go func() { s.cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(2 * time.Second):
+				_ = s.cmd.Process.Kill()
+				<-done
+			}
 		}
-	}
-	return err
+	})
+	return s.closeErr
 }
 
 // StreamID names the stream for resuming.
 func (s *Stream) StreamID() string { return s.ID }
+
+func (s *Stream) isRedrawn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.redrawn
+}

@@ -360,3 +360,67 @@ func TestNoRedrawWhileSuspending(t *testing.T) {
 		t.Fatalf("after the flood: %v, want ErrRedraw", err)
 	}
 }
+
+// TestScrolledAsksForRedraw: a stream whose terminal scrolled between its
+// prefill and its attach asks for one redraw once quiet; the registry no
+// longer resumes it, hands it to the fresh stream, and the fresh stream
+// closes it once its own output has come.
+func TestScrolledAsksForRedraw(t *testing.T) {
+	for _, scrolled := range []bool{false, true} {
+		t.Run(strconv.FormatBool(scrolled), func(t *testing.T) {
+			var calls atomic.Int32
+			opts := Options{Argv: []string{"/bin/sh", "-c", "echo READY; sleep 30"}, Env: []string{"PATH=/bin:/usr/bin"},
+				Scrolled: func() bool { calls.Add(1); return scrolled }}
+			s, err := Start(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			reg := NewRegistry(time.Minute)
+			reg.Add("x", s)
+			_, off := readUntil(t, s, 0, "READY", 5*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*quietBeforeRedraw)
+			defer cancel()
+			_, err = s.Read(ctx, off, 4096)
+			if n := calls.Load(); n != 1 {
+				t.Errorf("Scrolled called %d times", n)
+			}
+			if !scrolled {
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("nothing scrolled: %v, want no redraw", err)
+				}
+				if _, ok := reg.Get("x", s.ID); !ok || len(reg.TakeRedrawn("x")) != 0 {
+					t.Fatal("a stream that needs no redraw is not resumable")
+				}
+				return
+			}
+			if !errors.Is(err, ErrRedraw) {
+				t.Fatalf("scrolled: %v, want ErrRedraw", err)
+			}
+			if _, ok := reg.Get("x", s.ID); ok {
+				t.Fatal("the registry resumes a stream that asked for a redraw")
+			}
+			old := reg.TakeRedrawn("x")
+			if len(old) != 1 || old[0] != s || reg.Count() != 0 {
+				t.Fatalf("TakeRedrawn gave %v, left %d", old, reg.Count())
+			}
+			if closed, _ := s.Closed(); closed {
+				t.Fatal("closed before its replacement attached")
+			}
+			fresh, err := Start(Options{Argv: []string{"/bin/sh", "-c", "sleep 0.3; echo FRESH; sleep 30"}, Env: []string{"PATH=/bin:/usr/bin"}, Replaces: old})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fresh.Close()
+			readUntil(t, fresh, 0, "FRESH", 5*time.Second)
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if closed, _ := s.Closed(); closed {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the replaced stream is still open after the fresh one's output")
+				}
+			}
+		})
+	}
+}

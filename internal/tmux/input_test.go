@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -415,5 +416,76 @@ func TestSuspendAlone(t *testing.T) {
 	}
 	if err := s.SuspendAlone(ctx, "pts/1; kill-server"); !errors.Is(err, ErrInvalid) {
 		t.Errorf("not a terminal path: %v", err)
+	}
+}
+
+// TestHistoryMark: the mark stays while nothing scrolls off the screen and
+// changes with every line that does, also at the history limit, where tmux
+// drops a tenth of the history at once.
+func TestHistoryMark(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	ctx := t.Context()
+	newSession(t, s, NewSessionOptions{Name: "first", Argv: []string{"sleep", "1000"}})
+	if _, err := s.run(ctx, "set-option", "-g", "history-limit", "100"); err != nil {
+		t.Fatal(err)
+	}
+	newSession(t, s, NewSessionOptions{Name: "h", Cols: 40, Rows: 10, Argv: []string{"sh", "-c", "while read n; do seq 1 $n; done"}})
+	mark := func() HistoryMark {
+		t.Helper()
+		m, err := s.History(ctx, "h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	run := func(n string) {
+		t.Helper()
+		if err := s.SendText(ctx, "h", n); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SendKeys(ctx, "h", "Enter"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m0 := mark()
+	if m0.Lines != 0 {
+		t.Errorf("a new pane has %d lines of history", m0.Lines)
+	}
+	run("3") // four lines on a screen of ten: nothing scrolls
+	waitFor(t, 10*time.Second, func() (bool, string) {
+		scr, _ := s.Capture(ctx, "h", CaptureOptions{})
+		return strings.HasPrefix(scr, "3\n1\n2\n3\n"), scr
+	})
+	if m := mark(); m != m0 {
+		t.Errorf("nothing scrolled, yet the mark went from %+v to %+v", m0, m)
+	}
+	run("150")
+	waitFor(t, 10*time.Second, func() (bool, string) {
+		scr, _ := s.Capture(ctx, "h", CaptureOptions{})
+		return strings.Contains(scr, "\n150\n"), scr
+	})
+	prev := mark()
+	if prev.Lines < 90 || prev.Lines > 100 {
+		t.Errorf("after 150 lines a history of 100 holds %d", prev.Lines)
+	}
+	// Each run scrolls two identical lines ("1" typed, "1" printed): the
+	// mark must change every time, across the drops at the limit.
+	dropped := false
+	for i := 0; i < 15; i++ {
+		run("1")
+		var m HistoryMark
+		waitFor(t, 10*time.Second, func() (bool, string) {
+			m = mark()
+			return m != prev, fmt.Sprintf("run %d: the mark stayed %+v", i, m)
+		})
+		dropped = dropped || m.Lines < prev.Lines
+		prev = m
+	}
+	if !dropped {
+		t.Error("the history never reached its limit")
+	}
+	if _, err := s.History(ctx, "nosuch"); err == nil {
+		t.Error("History of a missing session: no error")
 	}
 }

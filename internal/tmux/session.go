@@ -33,6 +33,7 @@ type PaneInfo struct {
 	Title      string
 	InMode     bool // in copy mode (scrolled back) or another mode
 	Active     bool // the active pane of the current window
+	Clients    int  // clients attached to the pane's session
 }
 
 // SessionInfo describes one session and its active pane.
@@ -60,7 +61,7 @@ func field(name string) string { return "#{s/[" + fieldSep + recordSep + "]/_/:"
 var paneFields = []string{
 	"pane_id", "pane_pid", "session_id", "session_name", "pane_current_command", "pane_current_path",
 	"pane_width", "pane_height", "cursor_x", "cursor_y", "pane_dead", "pane_dead_status",
-	"pane_title", "pane_in_mode", "pane_active", "window_active",
+	"pane_title", "pane_in_mode", "pane_active", "window_active", "session_attached",
 }
 
 var sessionFields = []string{"session_created", "session_attached", "window_width", "window_height"}
@@ -126,6 +127,7 @@ func readPane(r *fieldReader) PaneInfo {
 	}
 	paneActive, windowActive := r.bool(), r.bool()
 	p.Active = paneActive && windowActive
+	p.Clients = r.int()
 	return p
 }
 
@@ -390,6 +392,47 @@ func (s *Server) PaneInfo(ctx context.Context, target string) (PaneInfo, error) 
 		}
 	}
 	return PaneInfo{}, &Error{Args: []string{"list-panes", "-t", t}, Stderr: "can't find pane: " + target}
+}
+
+// HistoryMark identifies the state of a pane's scrollback: its length and
+// its newest line. A line that scrolls off the screen changes it: it
+// lengthens the history or, at the history limit (where tmux drops a
+// tenth of the lines at once and the length comes back to the same
+// numbers), it changes the newest line unless the output repeats one line
+// exactly. clear-history changes it too. Two equal marks therefore say
+// that nothing scrolled off the screen in between.
+type HistoryMark struct {
+	Lines int
+	Last  string // the newest line of the history, "" without one
+}
+
+// History returns the mark of the pane target's scrollback, from one tmux
+// invocation, so both parts describe the same moment.
+func (s *Server) History(ctx context.Context, target string) (HistoryMark, error) {
+	t, err := paneTarget(target)
+	if err != nil {
+		return HistoryMark{}, err
+	}
+	out, err := s.runCommands(ctx, s.configPath, [][]string{
+		{"display-message", "-p", "-t", t, "#{history_size}"},
+		{"capture-pane", "-p", "-t", t, "-S", "-1", "-E", "-1"},
+	})
+	if err != nil {
+		return HistoryMark{}, err
+	}
+	size, last, ok := strings.Cut(out, "\n")
+	if !ok {
+		return HistoryMark{}, fmt.Errorf("tmux: unexpected output %q", out)
+	}
+	n, err := atoi(size)
+	if err != nil {
+		return HistoryMark{}, err
+	}
+	m := HistoryMark{Lines: n}
+	if n > 0 { // else capture-pane clamps to the screen's first line
+		m.Last = strings.TrimSuffix(last, "\n")
+	}
+	return m, nil
 }
 
 func atoi(s string) (int, error) {
