@@ -59,7 +59,7 @@ func (a *Agent) OpenTerminal(ctx context.Context, id string, cols, rows int, res
 	// history before the capture and after the attach's first screen tell.
 	replaces := a.streams.TakeRedrawn(id)
 	a.fitWindow(ctx, id, cols, rows)
-	scrolled := a.scrolledSince(ctx, id)
+	scrolled := a.scrolledSince(ctx, id, cols, rows)
 	prefill := a.scrollback(ctx, id)
 	env := append(a.tmux.Env(), "TERM=xterm-256color", "COLORTERM=truecolor")
 	st, err := term.Start(term.Options{Argv: a.tmux.AttachCommand(id), Env: env, Cols: cols, Rows: rows, Prefill: prefill,
@@ -92,21 +92,40 @@ func (a *Agent) fitWindow(ctx context.Context, id string, cols, rows int) {
 }
 
 // scrolledSince returns a func that says whether the session's history
-// changed since now, or nil when it cannot tell.
-func (a *Agent) scrolledSince(ctx context.Context, id string) func() bool {
+// changed since now, or nil when it cannot tell. The func is called at the
+// attach's first output. A client attaches at the window's size and the
+// window takes its own size only after that, when the client says it is
+// ready; the change moves lines between screen and history, which the
+// func must see, so it waits for the window to be cols x rows first (for
+// at most attachResize: another client may be the one whose size counts).
+func (a *Agent) scrolledSince(ctx context.Context, id string, cols, rows int) func() bool {
 	mark, err := a.tmux.History(ctx, id)
 	if err != nil {
 		return nil
 	}
 	return func() bool {
-		ctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
+		ctx, cancel := context.WithTimeout(a.ctx, attachResize+2*time.Second)
 		defer cancel()
+		for deadline := time.Now().Add(attachResize); cols > 0 && rows > 0 && time.Now().Before(deadline); {
+			p, err := a.tmux.PaneInfo(ctx, id)
+			if err != nil || (p.Width == cols && p.Height == rows) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 		now, err := a.tmux.History(ctx, id)
 		// Unknown counts as unchanged: a redraw that cannot tell either
 		// would only ask for another.
 		return err == nil && now != mark
 	}
 }
+
+// attachResize bounds the wait for a new client's size to reach the window.
+const attachResize = time.Second
 
 // suspendViewer stops tmux drawing to a viewer's client during a flood
 // (see package term): rendering every line for a client costs the tmux

@@ -171,11 +171,11 @@ type Options struct {
 	// has read. A suspended client is woken as soon as it stops growing
 	// fast: the flood is over, and the viewer should see its end at once.
 	Activity func() (uint64, error)
-	// Scrolled, when set, is called once, when the command's first output
-	// arrives. True says lines scrolled away in the terminal between the
-	// capture of the Prefill and the attach, so the viewer lacks them
-	// (the attach draws only the screen): the stream asks for a redraw
-	// once the output is quiet, as after a lag.
+	// Scrolled, when set, is called once, on a goroutine of its own, when
+	// the command's first output arrives. True says lines scrolled away
+	// in the terminal between the capture of the Prefill and the attach,
+	// so the viewer lacks them (the attach draws only the screen): the
+	// stream asks for a redraw once the output is quiet, as after a lag.
 	Scrolled func() bool
 	// Replaces are streams of the same terminal that asked for a redraw
 	// (Registry.TakeRedrawn). They stay attached until this one's first
@@ -321,14 +321,17 @@ func (s *Stream) pump() {
 			s.closeReplaced()
 		}
 		if n > 0 && s.scrolled != nil {
-			// The attach has drawn its first screen: anything that scrolls
-			// from now on reaches the viewer or shows as lag.
-			if s.scrolled() {
-				s.mu.Lock()
-				s.lagged = true
-				s.wakeLocked() // a viewer waiting now starts its quiet timer
-				s.mu.Unlock()
-			}
+			// The attach has drawn its first screen. Scrolled may take a
+			// while (it waits for the window to take this terminal's
+			// size): the output goes on meanwhile.
+			go func(scrolled func() bool) {
+				if scrolled() {
+					s.mu.Lock()
+					s.lagged = true
+					s.wakeLocked() // a viewer waiting now starts its quiet timer
+					s.mu.Unlock()
+				}
+			}(s.scrolled)
 			s.scrolled = nil
 		}
 		s.checkFlood(n)
