@@ -54,6 +54,10 @@ type conn struct {
 
 	mu      sync.Mutex
 	streams map[uint32]*linkStream
+	// sent is the sequence number of the last event sent to the hub;
+	// sentWake is closed and replaced when it grows.
+	sent     uint64
+	sentWake chan struct{}
 }
 
 // linkStream is one terminal stream sent over the link.
@@ -80,7 +84,7 @@ func Serve(ctx context.Context, c link.Conn, o Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}}
+	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}, sentWake: make(chan struct{})}
 	cn.peer = link.NewPeer(c, link.Options{OnMsg: cn.onMsg, OnFrame: cn.onFrame})
 	runErr := make(chan error, 1)
 	go func() { runErr <- cn.peer.Run(ctx) }()
@@ -115,6 +119,11 @@ func (cn *conn) forwardEvents(ctx context.Context) {
 				sub.Close()
 				return
 			}
+			cn.mu.Lock()
+			cn.sent = ev.Seq
+			close(cn.sentWake)
+			cn.sentWake = make(chan struct{})
+			cn.mu.Unlock()
 		}
 		stop()
 		sub.Close()
@@ -128,6 +137,7 @@ func (cn *conn) onMsg(m link.Msg) {
 		// its own goroutine, so they never hold up the link.
 		go func() {
 			res, err := cn.handle(cn.ctx, m)
+			cn.waitSent(cn.o.Agent.Bus().Seq())
 			if rerr := cn.peer.Reply(m.ID, res, err); rerr != nil && cn.ctx.Err() == nil {
 				cn.log.Debug("reply", "op", m.Op, "err", rerr)
 			}
@@ -146,6 +156,33 @@ func (cn *conn) onMsg(m link.Msg) {
 			if m.ID != 0 {
 				cn.peer.Reply(m.ID, nil, api.Errorf(api.CodeBadRequest, "unknown message type %q", m.T))
 			}
+		}
+	}
+}
+
+// eventsBeforeReply bounds how long a reply waits for the events before it.
+const eventsBeforeReply = 2 * time.Second
+
+// waitSent returns once the events up to seq went to the hub, so that a
+// reply follows the events of what its request changed: after `corral
+// rename`, the hub lists the new name. (The hub handles what arrives in
+// order, replies included.)
+func (cn *conn) waitSent(seq uint64) {
+	t := time.NewTimer(eventsBeforeReply)
+	defer t.Stop()
+	for {
+		cn.mu.Lock()
+		sent, w := cn.sent, cn.sentWake
+		cn.mu.Unlock()
+		if sent >= seq {
+			return
+		}
+		select {
+		case <-w:
+		case <-t.C:
+			return
+		case <-cn.ctx.Done():
+			return
 		}
 	}
 }

@@ -104,7 +104,7 @@ func call[T any](ctx context.Context, p *link.Peer, op string, args any) (T, err
 		ctx, cancel = context.WithTimeout(ctx, requestTimeout)
 		defer cancel()
 	}
-	err := p.Call(ctx, op, args, &out)
+	err := p.CallInOrder(ctx, op, args, &out)
 	return out, err
 }
 

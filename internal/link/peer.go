@@ -75,7 +75,7 @@ type Peer struct {
 	running  atomic.Bool
 
 	mu      sync.Mutex
-	pending map[uint64]chan Msg // nil once the link is down
+	pending map[uint64]chan answer // nil once the link is down
 	err     error
 	// writeErr is the first failed write: why the link ended, unless the
 	// reader learns better (the peer's close status).
@@ -85,6 +85,16 @@ type Peer struct {
 	qmu      sync.Mutex
 	q        fifo[inbound]
 	qchanged broadcast
+	// enqueued counts the items ever queued for the handlers, handled
+	// those they finished (CallInOrder).
+	enqueued, handled uint64
+}
+
+// answer is a res on its way to its Call, with how many items were
+// queued for the handlers when it came.
+type answer struct {
+	res    Msg
+	before uint64
 }
 
 // inbound is a message or a frame on its way to the handlers.
@@ -108,7 +118,7 @@ func NewPeer(c Conn, o Options) *Peer {
 		opts:    o,
 		start:   time.Now(),
 		wsem:    make(chan struct{}, 1),
-		pending: make(map[uint64]chan Msg),
+		pending: make(map[uint64]chan answer),
 		done:    make(chan struct{}),
 	}
 }
@@ -173,6 +183,19 @@ func (p *Peer) Close(code int, reason string) error {
 // ends first Call returns its error and a late answer is dropped; when the
 // link ends first Call returns an error wrapping ErrClosed.
 func (p *Peer) Call(ctx context.Context, op string, args, result any) error {
+	return p.call(ctx, op, args, result, false)
+}
+
+// CallInOrder is Call, returning only once the handlers finished every
+// message and frame that arrived before the answer: the other end's
+// events about what the request changed, sent before its answer, have
+// been handled. It must not be used from OnMsg or OnFrame, which would
+// wait for themselves.
+func (p *Peer) CallInOrder(ctx context.Context, op string, args, result any) error {
+	return p.call(ctx, op, args, result, true)
+}
+
+func (p *Peer) call(ctx context.Context, op string, args, result any, inOrder bool) error {
 	// A call already cancelled is not sent: a quick answer could win the
 	// race below against ctx.Done, and the caller gave up on it.
 	if err := ctx.Err(); err != nil {
@@ -187,7 +210,7 @@ func (p *Peer) Call(ctx context.Context, op string, args, result any) error {
 	if err != nil {
 		return err
 	}
-	ch := make(chan Msg, 1)
+	ch := make(chan answer, 1)
 	p.mu.Lock()
 	if p.err != nil {
 		err := p.err
@@ -202,14 +225,19 @@ func (p *Peer) Call(ctx context.Context, op string, args, result any) error {
 		return fmt.Errorf("link: %s: %w", op, err)
 	}
 	select {
-	case res := <-ch:
-		return p.result(op, res, result)
+	case a := <-ch:
+		if inOrder {
+			if err := p.waitHandled(ctx, a.before); err != nil {
+				return fmt.Errorf("link: %s: %w", op, err)
+			}
+		}
+		return p.result(op, a.res, result)
 	case <-ctx.Done():
 		return fmt.Errorf("link: %s: %w", op, ctx.Err())
 	case <-p.done:
 		select {
-		case res := <-ch: // it made it just in time
-			return p.result(op, res, result)
+		case a := <-ch: // it made it just in time
+			return p.result(op, a.res, result)
 		default:
 		}
 		return fmt.Errorf("link: %s: %w", op, p.Err())
@@ -224,6 +252,27 @@ func (p *Peer) result(op string, res Msg, v any) error {
 		return fmt.Errorf("link: %s: %w", op, err)
 	}
 	return nil
+}
+
+// waitHandled waits until the handlers finished n items, or the link or
+// ctx ends (then what came before is moot, or the caller gave up).
+func (p *Peer) waitHandled(ctx context.Context, n uint64) error {
+	for {
+		p.qmu.Lock()
+		if p.handled >= n {
+			p.qmu.Unlock()
+			return nil
+		}
+		ch := p.qchanged.wait()
+		p.qmu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.done:
+			return nil
+		}
+	}
 }
 
 func (p *Peer) forget(id uint64) {
@@ -469,12 +518,15 @@ func (p *Peer) pong(id uint64) {
 // resolve hands a res to the Call waiting for it; a late answer (the call
 // gave up) or a stray one is dropped.
 func (p *Peer) resolve(m Msg) {
+	p.qmu.Lock()
+	before := p.enqueued
+	p.qmu.Unlock()
 	p.mu.Lock()
 	ch := p.pending[m.ID]
 	delete(p.pending, m.ID)
 	p.mu.Unlock()
 	if ch != nil {
-		ch <- m // buffered, and sent to once
+		ch <- answer{m, before} // buffered, and sent to once
 	}
 }
 
@@ -512,6 +564,7 @@ func (p *Peer) enqueue(it inbound, size int) bool {
 		}
 	}
 	p.q.push(it, size)
+	p.enqueued++
 	p.qchanged.signal()
 	p.qmu.Unlock()
 	return true
@@ -544,6 +597,10 @@ func (p *Peer) handleLoop() {
 			return
 		}
 		p.deliver(it)
+		p.qmu.Lock()
+		p.handled++
+		p.qchanged.signal()
+		p.qmu.Unlock()
 	}
 }
 

@@ -49,6 +49,11 @@ func (a *agent) onMsg(m Msg) {
 		case "missing":
 			p.Reply(m.ID, nil, api.Errorf(api.CodeNotFound, "no session %q", "x"))
 		case "never":
+		case "notify": // events first, then the answer
+			for i := 1; i <= 3; i++ {
+				p.Send(Msg{T: TypeEvent, Seq: uint64(i), Event: &api.Event{Seq: uint64(i), Type: api.EventSession, Session: &api.Session{ID: "s1"}}})
+			}
+			p.Reply(m.ID, Empty{}, nil)
 		case "big":
 			p.Reply(m.ID, strings.Repeat("x", MaxFrame), nil)
 		default:
@@ -106,6 +111,32 @@ func TestCall(t *testing.T) {
 		var echo map[string]string
 		if err := hub.Call(ctx, "echo", map[string]string{"still": "up"}, &echo); err != nil || echo["still"] != "up" {
 			t.Errorf("after all that: %v %v", echo, err)
+		}
+	})
+}
+
+// TestCallInOrder: CallInOrder returns only after the handlers took
+// everything the peer sent before its answer, however slow they are: what
+// a request changed is known once it returns.
+func TestCallInOrder(t *testing.T) {
+	eachKind(t, func(t *testing.T, kind string) {
+		var mu sync.Mutex
+		var handled []uint64
+		hub, _, _, _ := pair(t, kind, Options{OnMsg: func(m Msg) {
+			if m.T == TypeEvent {
+				time.Sleep(20 * time.Millisecond) // a slow handler
+				mu.Lock()
+				handled = append(handled, m.Seq)
+				mu.Unlock()
+			}
+		}})
+		if err := hub.CallInOrder(ctxT(t), "notify", Empty{}, &Empty{}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if fmt.Sprint(handled) != "[1 2 3]" {
+			t.Errorf("when the call returned the handlers had taken %v, want [1 2 3]", handled)
 		}
 	})
 }
