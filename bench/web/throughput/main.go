@@ -72,7 +72,7 @@ func main() {
 	flag.DurationVar(&c.sample, "sample", 50*time.Millisecond, "memory sampling interval")
 	flag.DurationVar(&c.timeout, "timeout", 180*time.Second, "give up on one run after this long")
 	flag.DurationVar(&c.settle, "settle", time.Second, "pause between runs (and quiet time a new terminal must show before a run)")
-	flag.StringVar(&c.variants, "variants", "none,viewer,gotty", "what to run (diagnosis: e.g. viewer alone under perf)")
+	flag.StringVar(&c.variants, "variants", "none,viewer,gotty,gotty-tmux", "what to run (diagnosis: e.g. viewer alone under perf)")
 	flag.Parse()
 	if c.corral == "" {
 		fmt.Fprintln(os.Stderr, "throughput: -corral is required (use bench/web/throughput.sh)")
@@ -91,6 +91,10 @@ const (
 	vNone   = "no viewer"
 	vViewer = "corral viewer"
 	vGotty  = "gotty"
+	// vGottyTmux is gotty serving `tmux attach` of corral's session: a
+	// viewer of the same tmux session, as gotty would be in a tmux-based
+	// tool, next to corral's own viewer.
+	vGottyTmux = "gotty on the tmux session"
 )
 
 // result is one run.
@@ -143,10 +147,13 @@ type env struct {
 	c        config
 	gottyURL string
 	gottyPID int
-	file     string
-	fifo     *os.File
-	fifoPath string
-	fifoR    *bufio.Reader
+	// the gotty that attaches to daemon A's tmux session (vGottyTmux)
+	gottyTmuxURL string
+	gottyTmuxPID int
+	file         string
+	fifo         *os.File
+	fifoPath     string
+	fifoR        *bufio.Reader
 }
 
 func run(ctx context.Context, t *benchutil.TB, c config) error {
@@ -233,8 +240,18 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		d.idle = webbench.ReadMem(d.pid)
 		daemons = append(daemons, d)
 	}
-	if c.gotty != "" {
-		if err := e.startGotty(t, root, shellEnv); err != nil {
+	want := map[string]bool{}
+	for _, v := range strings.Split(c.variants, ",") {
+		want[strings.TrimSpace(v)] = true
+	}
+	if c.gotty != "" && want["gotty"] {
+		if e.gottyURL, e.gottyPID, err = e.startGotty(t, root, "gotty", shellEnv, "/bin/bash"); err != nil {
+			return err
+		}
+	}
+	if c.gotty != "" && want["gotty-tmux"] {
+		d := daemons[0]
+		if e.gottyTmuxURL, e.gottyTmuxPID, err = e.startGotty(t, root, "gotty-tmux", shellEnv, "tmux", "-S", d.tmuxSock, "attach-session", "-t", "="+d.id); err != nil {
 			return err
 		}
 	}
@@ -253,14 +270,17 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 				variants = append(variants, variant{vNone, d})
 			case "viewer":
 				variants = append(variants, variant{vViewer, d})
-			case "gotty":
+			case "gotty", "gotty-tmux":
 			default:
 				return fmt.Errorf("-variants: unknown %q", v)
 			}
 		}
 	}
-	if strings.Contains(c.variants, "gotty") && e.gottyURL != "" {
+	if e.gottyURL != "" {
 		variants = append(variants, variant{vGotty, nil})
+	}
+	if e.gottyTmuxURL != "" {
+		variants = append(variants, variant{vGottyTmux, daemons[0]})
 	}
 	for _, d := range daemons {
 		d.sampler = webbench.StartSampler(d.pid, c.sample)
@@ -464,8 +484,12 @@ attempt:
 			return r, err
 		}
 		conn = c
-	case vGotty:
-		c, _, err := websocket.Dial(ctx, e.gottyURL, &websocket.DialOptions{Subprotocols: []string{"webtty"}})
+	case vGotty, vGottyTmux:
+		u := e.gottyURL
+		if v == vGottyTmux {
+			u = e.gottyTmuxURL
+		}
+		c, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{Subprotocols: []string{"webtty"}})
 		if err != nil {
 			return r, err
 		}
@@ -507,7 +531,11 @@ attempt:
 	if d != nil {
 		dpid, tpid = d.pid, d.tmuxPID
 	}
-	cpu0 := [5]float64{cpuSeconds(dpid), cpuSeconds(tpid), cpuSeconds(e.gottyPID), cpuSeconds(os.Getpid()), childrenCPU(dpid)}
+	gpid := e.gottyPID
+	if v == vGottyTmux {
+		gpid = e.gottyTmuxPID
+	}
+	cpu0 := [5]float64{cpuSeconds(dpid), cpuSeconds(tpid), cpuSeconds(gpid), cpuSeconds(os.Getpid()), childrenCPU(dpid)}
 	mem0 := 0
 	if d != nil {
 		mem0 = len(d.sampler.Snapshot())
@@ -517,7 +545,7 @@ attempt:
 	switch v {
 	case vNone, vViewer:
 		err = d.cl.SendText(ctx, d.id, cmd, true)
-	case vGotty:
+	case vGotty, vGottyTmux:
 		err = conn.Write(ctx, websocket.MessageText, append([]byte{'1'}, cmd+"\r"...))
 	}
 	if err != nil {
@@ -563,7 +591,7 @@ attempt:
 	if err := <-doneCh; err != nil {
 		return r, err
 	}
-	cpu1 := [5]float64{cpuSeconds(dpid), cpuSeconds(tpid), cpuSeconds(e.gottyPID), cpuSeconds(os.Getpid()), childrenCPU(dpid)}
+	cpu1 := [5]float64{cpuSeconds(dpid), cpuSeconds(tpid), cpuSeconds(gpid), cpuSeconds(os.Getpid()), childrenCPU(dpid)}
 	r.cpuDaemon, r.cpuTmux, r.cpuGotty, r.cpuSelf = cpu1[0]-cpu0[0], cpu1[1]-cpu0[1], cpu1[2]-cpu0[2], cpu1[3]-cpu0[3]
 	r.cpuAttach = cpu1[4] - cpu0[4]
 	if d != nil {
@@ -628,7 +656,7 @@ func readFrames(ctx context.Context, c *websocket.Conn, v string) <-chan frame {
 				default:
 					continue
 				}
-			case vGotty:
+			case vGotty, vGottyTmux:
 				if len(b) == 0 || b[0] != '1' {
 					continue // title, buffer size, pong
 				}
@@ -681,21 +709,21 @@ func quiet(ctx context.Context, frames <-chan frame, d, max time.Duration) (rest
 
 var gottyListen = regexp.MustCompile(`HTTP server is listening at: (http://\S+)`)
 
-// startGotty runs gotty with bash, writable, on a free loopback port.
-func (e *env) startGotty(t *benchutil.TB, root string, shellEnv []string) error {
-	logPath := filepath.Join(root, "gotty.log")
+// startGotty runs gotty with argv, writable, on a free loopback port, and
+// returns its WebSocket URL and pid.
+func (e *env) startGotty(t *benchutil.TB, root, name string, env []string, argv ...string) (string, int, error) {
+	logPath := filepath.Join(root, name+".log")
 	logf2, err := os.Create(logPath)
 	if err != nil {
-		return err
+		return "", 0, err
 	}
-	cmd := exec.Command(e.c.gotty, "-address", "127.0.0.1", "-port", "0", "-w", "/bin/bash")
-	cmd.Env = shellEnv
+	cmd := exec.Command(e.c.gotty, append([]string{"-address", "127.0.0.1", "-port", "0", "-w"}, argv...)...)
+	cmd.Env = env
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = logf2, logf2
 	if err := cmd.Start(); err != nil {
-		return err
+		return "", 0, err
 	}
-	e.gottyPID = cmd.Process.Pid
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
@@ -712,11 +740,10 @@ func (e *env) startGotty(t *benchutil.TB, root string, shellEnv []string) error 
 	for {
 		b, _ := os.ReadFile(logPath)
 		if m := gottyListen.FindSubmatch(b); m != nil {
-			e.gottyURL = "ws" + strings.TrimPrefix(strings.TrimSuffix(string(m[1]), "/"), "http") + "/ws"
-			return nil
+			return "ws" + strings.TrimPrefix(strings.TrimSuffix(string(m[1]), "/"), "http") + "/ws", cmd.Process.Pid, nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("gotty did not start; log:\n%s", b)
+			return "", 0, fmt.Errorf("%s did not start; log:\n%s", name, b)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -756,6 +783,7 @@ func report(c config, machine string, size int64, results []result, daemons []*d
 	p("- the command is typed with `POST /api/v1/sessions/{id}/input` for corral (with and without viewer) and as a gotty input message for gotty; the clock starts just before that\n")
 	if c.gotty != "" {
 		p("- gotty: %s\n", c.gottyNote)
+		p("- gotty on the tmux session: the same gotty running `tmux attach-session` to corral's session (bash in corral's tmux), a new tmux client per connection; its client reads as fast as it can, like the others\n")
 	} else {
 		p("- gotty: not measured (%s)\n", c.gottyNote)
 	}
@@ -782,6 +810,7 @@ func report(c config, machine string, size int64, results []result, daemons []*d
 		row(vViewer+d.label, "the shell ran the command", done(vViewer+d.label))
 	}
 	row(vGotty, "the marker reached the WebSocket client", elapsed(vGotty))
+	row(vGottyTmux, "the marker reached the WebSocket client", elapsed(vGottyTmux))
 	p("\n")
 
 	fr := func(xs []float64) string {
@@ -820,6 +849,10 @@ func report(c config, machine string, size int64, results []result, daemons []*d
 				d.label, benchutil.Ms(mViewer), benchutil.Ms(mGotty), (mViewer/mGotty-1)*100, verdict, fr(ratios(vViewer+d.label, vGotty)),
 				d.label, (mNone/mGotty-1)*100)
 		}
+		if mGT := benchutil.Median(elapsed(vGottyTmux)); mGT > 0 && d.label == "" {
+			p("- corral viewer vs gotty attached to the same tmux session: medians %s vs %s ms (corral %+.1f%%); per repetition, corral/gotty-on-tmux %s; gotty on the tmux session vs no viewer: %+.1f%%\n",
+				benchutil.Ms(mViewer), benchutil.Ms(mGT), (mViewer/mGT-1)*100, fr(ratios(vViewer, vGottyTmux)), (mGT/mNone-1)*100)
+		}
 	}
 	if len(daemons) > 1 {
 		p("- B vs A with a viewer: per repetition B/A %s; without: %s\n", fr(ratios(vViewer+daemons[1].label, vViewer)), fr(ratios(vNone+daemons[1].label, vNone)))
@@ -829,7 +862,7 @@ func report(c config, machine string, size int64, results []result, daemons []*d
 	for _, d := range daemons {
 		names = append(names, vNone+d.label, vViewer+d.label)
 	}
-	names = append(names, vGotty)
+	names = append(names, vGotty, vGottyTmux)
 	for _, v := range names {
 		rs := by[v]
 		if len(rs) == 0 {
