@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Measures terminal throughput through corral's dashboard: `cat` of a 50 MiB
 # text file in a 120x40 shell session without a viewer, with a Go WebSocket
-# client attached to the session's terminal, and through gotty, interleaved.
+# client attached to the session's terminal, through gotty (bash on a bare
+# PTY) and through gotty attached to the same tmux session, interleaved.
 # Builds corral, then runs bench/web/throughput (flags pass through, e.g.
 # -reps 15 -out r.md; -corral-b OTHER_CORRAL -b-note "..." measures a second
 # corral build in the same interleaved rounds, for an A/B of a change).

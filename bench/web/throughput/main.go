@@ -9,6 +9,9 @@
 //   - through gotty (when -gotty is given): the same command typed into a
 //     gotty terminal (bash under gotty -w) by a Go WebSocket client speaking
 //     gotty's protocol, until the end marker arrives;
+//   - through gotty on the tmux session: a second gotty running tmux
+//     attach-session to the corral session, the way a tmux-based tool would
+//     serve it with gotty, timed the same way;
 //
 // interleaved (the order rotates every repetition), after one warm-up run
 // of each. The daemon's VmRSS and VmHWM are sampled every -sample
