@@ -84,14 +84,10 @@ func TestTerminalOpenedDuringOutput(t *testing.T) {
 // window at its size before the capture: nothing to redraw.
 func TestTerminalOpenedAtAnotherSize(t *testing.T) {
 	t.Parallel()
-	r := newRig(t)
-	s := r.shell("resized")
-	const n = 300
-	r.print(s.ID, fmt.Sprintf("seq -f tick-%%g- 1 %d; echo DONE-$((1+1))", n))
-	r.waitScreen(s.ID, "DONE-2")
+	r, s := printedTicks(t, "resized")
 	for _, size := range [][2]int{{70, 20}, {100, 45}} {
 		out, redraws := r.view(s.ID, size[0], size[1], "DONE-2")
-		checkTicks(t, out, n, redraws)
+		checkTicks(t, out, ticks, redraws)
 		if redraws != 0 {
 			t.Errorf("opened at %dx%d: %d redraws", size[0], size[1], redraws)
 		}
@@ -105,21 +101,31 @@ func TestTerminalOpenedAtAnotherSize(t *testing.T) {
 // there, so the window keeps its size and that is the end of it.
 func TestTerminalOpenedBesideAnotherSize(t *testing.T) {
 	t.Parallel()
-	r := newRig(t)
-	s := r.shell("sizes")
-	const n = 300
-	r.print(s.ID, fmt.Sprintf("seq -f tick-%%g- 1 %d; echo DONE-$((1+1))", n))
-	r.waitScreen(s.ID, "DONE-2")
+	r, s := printedTicks(t, "sizes")
 	big, _, _, err := r.a.OpenTerminal(ctxT(t), s.ID, 120, 50, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer big.Close()
 	out, redraws := r.view(s.ID, 60, 15, "DONE-2")
-	checkTicks(t, out, n, redraws)
+	checkTicks(t, out, ticks, redraws)
 	if redraws > 1 {
 		t.Errorf("%d redraws", redraws)
 	}
+}
+
+// ticks is how many lines printedTicks prints.
+const ticks = 300
+
+// printedTicks starts a shell session and prints tick-1- to tick-300- in
+// it, then DONE-2.
+func printedTicks(t *testing.T, name string) (*rig, api.Session) {
+	t.Helper()
+	r := newRig(t)
+	s := r.shell(name)
+	r.print(s.ID, fmt.Sprintf("seq -f tick-%%g- 1 %d; echo DONE-$((1+1))", ticks))
+	r.waitScreen(s.ID, "DONE-2")
+	return r, s
 }
 
 // checkTicks wants every tick-1- to tick-n- in out.
