@@ -47,6 +47,7 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/client"
 	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/proc"
 )
 
 type config struct {
@@ -439,25 +440,10 @@ func cpuSeconds(pid int) float64 {
 // childrenCPU sums the CPU time of pid's live children (the daemon's: the
 // `tmux attach` client of each open terminal).
 func childrenCPU(pid int) float64 {
-	ents, _ := os.ReadDir("/proc")
+	kids, _ := proc.Children(pid)
 	sum := 0.0
-	for _, e := range ents {
-		c, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 2 {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid == pid {
-			sum += cpuSeconds(c)
-		}
+	for _, c := range kids {
+		sum += cpuSeconds(c)
 	}
 	return sum
 }
