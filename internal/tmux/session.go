@@ -22,14 +22,17 @@ type PaneInfo struct {
 	SessionName string
 	// Command is tmux's pane_current_command: the name of the foreground
 	// process of the pane's terminal.
-	Command    string
-	Path       string // current directory of that process
-	Width      int
-	Height     int
-	CursorX    int
-	CursorY    int
-	Dead       bool // the command exited and the pane stays (remain-on-exit)
-	DeadStatus int  // its exit status when Dead
+	Command string
+	Path    string // current directory of that process
+	Width   int
+	Height  int
+	CursorX int
+	CursorY int
+	Dead    bool // the command exited and the pane stays (remain-on-exit)
+	// DeadStatus is the command's exit status when Dead; -1 while tmux
+	// has not collected it (tmux 3.3a, under heavy load, sometimes marks
+	// an instant command's pane dead and never reports its status).
+	DeadStatus int
 	Title      string
 	InMode     bool // in copy mode (scrolled back) or another mode
 	Active     bool // the active pane of the current window
@@ -105,7 +108,7 @@ func (r *fieldReader) str() string { r.i++; return r.f[r.i-1] }
 
 func (r *fieldReader) int() int {
 	s := r.str()
-	if s == "" { // pane_dead_status when alive
+	if s == "" {
 		return 0
 	}
 	n, err := strconv.Atoi(s)
@@ -122,9 +125,20 @@ func readPane(r *fieldReader) PaneInfo {
 	p := PaneInfo{
 		ID: r.str(), PID: r.int(), SessionID: r.str(), SessionName: r.str(),
 		Command: r.str(), Path: r.str(), Width: r.int(), Height: r.int(),
-		CursorX: r.int(), CursorY: r.int(), Dead: r.bool(), DeadStatus: r.int(),
-		Title: r.str(), InMode: r.bool(),
+		CursorX: r.int(), CursorY: r.int(), Dead: r.bool(),
 	}
+	// pane_dead_status is empty while the pane lives, and while tmux has
+	// not collected a dead pane's exit status.
+	if st := r.str(); st != "" {
+		n, err := strconv.Atoi(st)
+		if err != nil && r.err == nil {
+			r.err = fmt.Errorf("tmux: field %d: %w", r.i, err)
+		}
+		p.DeadStatus = n
+	} else if p.Dead {
+		p.DeadStatus = -1
+	}
+	p.Title, p.InMode = r.str(), r.bool()
 	paneActive, windowActive := r.bool(), r.bool()
 	p.Active = paneActive && windowActive
 	p.Clients = r.int()
