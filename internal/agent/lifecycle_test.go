@@ -2,7 +2,9 @@ package agent_test
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/events"
 )
 
@@ -250,5 +253,59 @@ func TestRestartDropsSessionsClosedWhileDown(t *testing.T) {
 	recs, _ := r.st.Sessions(ctxT(t))
 	if len(recs) != 1 || recs[0].ID != kept.ID {
 		t.Errorf("database: %+v", recs)
+	}
+}
+
+// TestRecreateResumesOnlySavedConversations: when the tmux server dies,
+// Claude sessions come back resuming their conversation, but only one
+// Claude saved: a conversation cut off before its transcript was written
+// starts afresh, rather than ending at "No conversation found".
+func TestRecreateResumesOnlySavedConversations(t *testing.T) {
+	for _, saved := range []bool{true, false} {
+		t.Run(map[bool]string{true: "saved", false: "unsaved"}[saved], func(t *testing.T) {
+			t.Parallel()
+			argsLog := filepath.Join(t.TempDir(), "args")
+			fake := filepath.Join(t.TempDir(), "claude")
+			script := "#!/bin/sh\necho \"$*\" >> " + argsLog + "\nexec sleep 1000\n"
+			if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r := newRig(t, func(c *agent.Config) { c.ClaudeBin = fake })
+			const conv = "0f8fad5b-d9cb-469f-a165-70867728950e"
+			if saved {
+				tp := claude.TranscriptPath(filepath.Join(r.home, ".claude"), r.proj, conv)
+				if err := os.MkdirAll(filepath.Dir(tp), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(tp, []byte(`{"type":"user"}`+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx := ctxT(t)
+			s, err := r.a.Create(ctx, api.CreateRequest{Dir: r.proj, Resume: conv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			launches := func() []string {
+				b, _ := os.ReadFile(argsLog)
+				return strings.Split(strings.TrimSpace(string(b)), "\n")
+			}
+			waitUntil(t, 10*time.Second, "claude to be launched", func() bool { return len(launches()) == 1 && launches()[0] != "" })
+			if err := r.a.Tmux().KillServer(ctx); err != nil {
+				t.Fatal(err)
+			}
+			waitUntil(t, 15*time.Second, "claude to be launched again", func() bool { return len(launches()) == 2 })
+			again := launches()[1]
+			if resumed := strings.Contains(again, "--resume "+conv); resumed != saved {
+				t.Errorf("saved %v: relaunched with %q", saved, again)
+			}
+			got, err := r.a.Session(ctx, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]string{true: conv, false: ""}[saved]; got.ClaudeSessionID != want {
+				t.Errorf("claude session id after the relaunch %q, want %q", got.ClaudeSessionID, want)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -244,11 +245,7 @@ func (a *Agent) checkLocked(s *session, running bool) status.Check {
 			s.st.ClaudeSessionID = f.SessionID
 		}
 	}
-	tp := s.st.TranscriptPath
-	if tp == "" && s.st.ClaudeSessionID != "" {
-		tp = claude.TranscriptPath(a.cfg.ClaudeDir, s.dir, s.st.ClaudeSessionID)
-	}
-	if tp != "" {
+	if tp := s.transcript(a.cfg.ClaudeDir); tp != "" {
 		if ts, err := claude.LastTurnState(tp); err == nil {
 			c.TurnEnded = ts.Status == claude.TurnDone
 		}
@@ -283,12 +280,18 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 		resume := ""
 		if s.kind == api.KindClaude {
 			resume = s.st.ClaudeSessionID
+			// Claude can resume only a conversation it saved: one cut
+			// off before Claude wrote it down starts afresh, rather
+			// than ending at "No conversation found".
+			if tp := s.transcript(a.cfg.ClaudeDir); resume != "" && !fileExists(tp) {
+				a.log.Warn("no transcript to resume; starting a new conversation", "id", s.id, "claude_session", resume, "transcript", tp)
+				resume = ""
+			}
 			clear(s.watching)
 			s.tail, s.tailPrimed = nil, false
 			// Whatever the old processes still say is about the old pane.
 			s.claudePID, s.panePID, s.paneID = 0, 0, ""
-			a.applyLocked(s, status.Event{Kind: status.Launched})
-			s.st.ClaudeSessionID = resume
+			a.applyLocked(s, status.Event{Kind: status.Launched, ClaudeSessionID: resume})
 		}
 		s.args = withoutResume(s.args)
 		a.mu.Unlock()
@@ -436,4 +439,10 @@ func (a *Agent) scheduleOptions(id string) {
 		})
 	}
 	try(0)
+}
+
+// fileExists says whether path names a regular file.
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -50,6 +50,16 @@ type session struct {
 	screenChecks int
 }
 
+// transcript is the path of the session's Claude transcript: the one
+// Claude reported, else where Claude keeps it for the conversation's id
+// (claudeDir: Claude's config directory); "" before Claude has an id.
+func (s *session) transcript(claudeDir string) string {
+	if s.st.TranscriptPath != "" || s.st.ClaudeSessionID == "" {
+		return s.st.TranscriptPath
+	}
+	return claude.TranscriptPath(claudeDir, s.dir, s.st.ClaudeSessionID)
+}
+
 func (s *session) toAPI() api.Session {
 	out := api.Session{
 		ID:              s.id,

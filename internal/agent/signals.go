@@ -249,12 +249,9 @@ func isDescendant(pid, ancestor int) bool {
 // ensureTranscriptLocked starts following a session's transcript once its
 // path is known, and watches its directory.
 func (a *Agent) ensureTranscriptLocked(s *session) {
-	path := s.st.TranscriptPath
+	path := s.transcript(a.cfg.ClaudeDir)
 	if path == "" {
-		if s.st.ClaudeSessionID == "" {
-			return
-		}
-		path = claude.TranscriptPath(a.cfg.ClaudeDir, s.dir, s.st.ClaudeSessionID)
+		return
 	}
 	if s.tail == nil || s.tail.Path() != path {
 		s.tail = claude.NewTailer(path, claude.Position{})

@@ -194,10 +194,7 @@ func (a *Agent) Timeline(ctx context.Context, id string) (api.Timeline, error) {
 		a.mu.Unlock()
 		return api.Timeline{}, err
 	}
-	path := s.st.TranscriptPath
-	if path == "" && s.st.ClaudeSessionID != "" {
-		path = claude.TranscriptPath(a.cfg.ClaudeDir, s.dir, s.st.ClaudeSessionID)
-	}
+	path := s.transcript(a.cfg.ClaudeDir)
 	a.mu.Unlock()
 	tl := api.Timeline{Items: []api.TimelineItem{}}
 	if path == "" {

@@ -31,6 +31,20 @@ func TestRules(t *testing.T) {
 					t.Errorf("compacting %v busy since %v", s.Compacting, s.BusySince)
 				}
 			}},
+		{name: "a launch that resumes keeps the conversation's id", from: State{Status: api.StatusReview, ClaudeSessionID: "c1", LastMessage: "done"},
+			events: []Event{{Kind: Launched, ClaudeSessionID: "c1"}}, want: api.StatusStarting,
+			check: func(t *testing.T, s State) {
+				if s.ClaudeSessionID != "c1" || s.LastMessage != "" {
+					t.Errorf("conversation %q, last message %q", s.ClaudeSessionID, s.LastMessage)
+				}
+			}},
+		{name: "a fresh launch forgets the conversation", from: State{Status: api.StatusIdle, ClaudeSessionID: "c1"},
+			events: []Event{{Kind: Launched}}, want: api.StatusStarting,
+			check: func(t *testing.T, s State) {
+				if s.ClaudeSessionID != "" {
+					t.Errorf("conversation %q", s.ClaudeSessionID)
+				}
+			}},
 		{name: "compact SessionStart when idle is idle", from: State{Status: api.StatusIdle},
 			events: []Event{{Kind: HookSessionStart, Source: "compact", At: at(6)}}, want: api.StatusIdle},
 		{name: "needs-input clears on PostToolUse", from: needs,

@@ -197,7 +197,8 @@ func Apply(s State, ev Event, now time.Time) (State, Outcome) {
 
 	switch ev.Kind {
 	case Launched:
-		s = State{Status: api.StatusStarting, Watermark: s.Watermark}
+		// A launch that resumes a conversation keeps its id.
+		s = State{Status: api.StatusStarting, Watermark: s.Watermark, ClaudeSessionID: ev.ClaudeSessionID}
 	case HookSessionStart:
 		if !fresh() {
 			break

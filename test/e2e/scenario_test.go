@@ -189,6 +189,12 @@ func TestTmuxServerKilled(t *testing.T) {
 	h.send(id, "say hello")
 	h.waitStatus(id, api.StatusReview, 30*time.Second)
 	before := h.lsOne(id)
+	// Claude writes its transcript a moment after the turn: a server killed
+	// before that leaves nothing to resume (corral then starts afresh).
+	waitFor(t, 10*time.Second, "the answer in Claude's transcript", func() bool {
+		b, err := os.ReadFile(before.TranscriptPath)
+		return err == nil && strings.Contains(string(b), "Hello from mock")
+	})
 
 	out, err := h.corralErr("run", id, "--", "sh", "-c", "echo $CORRAL_SESSION")
 	if err != nil || strings.TrimSpace(out) != id {
