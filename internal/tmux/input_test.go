@@ -430,7 +430,7 @@ func TestHistoryMark(t *testing.T) {
 	if _, err := s.run(ctx, "set-option", "-g", "history-limit", "100"); err != nil {
 		t.Fatal(err)
 	}
-	newSession(t, s, NewSessionOptions{Name: "h", Cols: 40, Rows: 10, Argv: []string{"sh", "-c", "while read n; do seq 1 $n; done"}})
+	newSession(t, s, NewSessionOptions{Name: "h", Cols: 40, Rows: 10, Argv: []string{"sh", "-c", "while read n; do seq 1 $n; echo end-$n; done"}})
 	mark := func() HistoryMark {
 		t.Helper()
 		m, err := s.History(ctx, "h")
@@ -452,10 +452,10 @@ func TestHistoryMark(t *testing.T) {
 	if m0.Lines != 0 {
 		t.Errorf("a new pane has %d lines of history", m0.Lines)
 	}
-	run("3") // four lines on a screen of ten: nothing scrolls
+	run("3") // five lines on a screen of ten: nothing scrolls
 	waitFor(t, 10*time.Second, func() (bool, string) {
 		scr, _ := s.Capture(ctx, "h", CaptureOptions{})
-		return strings.HasPrefix(scr, "3\n1\n2\n3\n"), scr
+		return strings.HasPrefix(scr, "3\n1\n2\n3\nend-3\n"), scr
 	})
 	if m := mark(); m != m0 {
 		t.Errorf("nothing scrolled, yet the mark went from %+v to %+v", m0, m)
@@ -463,14 +463,15 @@ func TestHistoryMark(t *testing.T) {
 	run("150")
 	waitFor(t, 10*time.Second, func() (bool, string) {
 		scr, _ := s.Capture(ctx, "h", CaptureOptions{})
-		return strings.Contains(scr, "\n150\n"), scr
+		return strings.Contains(scr, "\nend-150\n"), scr
 	})
 	prev := mark()
 	if prev.Lines < 90 || prev.Lines > 100 {
 		t.Errorf("after 150 lines a history of 100 holds %d", prev.Lines)
 	}
-	// Each run scrolls two identical lines ("1" typed, "1" printed): the
-	// mark must change every time, across the drops at the limit.
+	// Each run scrolls the same three lines ("1" typed, "1" printed,
+	// "end-1"): the mark must change every time, across the drops at the
+	// limit.
 	dropped := false
 	for i := 0; i < 15; i++ {
 		run("1")
