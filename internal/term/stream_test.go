@@ -379,7 +379,13 @@ func TestScrolledAsksForRedraw(t *testing.T) {
 			reg := NewRegistry(time.Minute)
 			reg.Add("x", s)
 			_, off := readUntil(t, s, 0, "READY", 5*time.Second)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*quietBeforeRedraw)
+			// Long enough for a redraw that comes; a redraw that should
+			// not come gets three times the quiet it waits for.
+			wait := 3 * quietBeforeRedraw
+			if scrolled {
+				wait = 10 * time.Second
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			_, err = s.Read(ctx, off, 4096)
 			if n := calls.Load(); n != 1 {
