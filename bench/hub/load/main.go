@@ -285,14 +285,24 @@ type fakeAgent struct {
 func (l *loadgen) connectAgents(ctx context.Context, n int) error {
 	ctx, cancel := context.WithTimeout(ctx, l.c.connectTimeout)
 	defer cancel()
+	got, err := dialMany(len(l.agents), n, func(i int) (*fakeAgent, error) { return l.dialAgent(ctx, i) })
+	l.agents = append(l.agents, got...)
+	sort.Slice(l.agents, func(i, j int) bool { return l.agents[i].i < l.agents[j].i })
+	return err
+}
+
+// dialMany runs dial for from..to-1, 16 at a time, and returns what
+// connected and the first error.
+func dialMany[T any](from, to int, dial func(i int) (T, error)) ([]T, error) {
 	sem := make(chan struct{}, 16)
 	var mu sync.Mutex
+	var out []T
 	var firstErr error
-	for i := len(l.agents); i < n; i++ {
+	for i := from; i < to; i++ {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
-			a, err := l.dialAgent(ctx, i)
+			v, err := dial(i)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -301,14 +311,13 @@ func (l *loadgen) connectAgents(ctx context.Context, n int) error {
 				}
 				return
 			}
-			l.agents = append(l.agents, a)
+			out = append(out, v)
 		}()
 	}
 	for i := 0; i < cap(sem); i++ {
 		sem <- struct{}{}
 	}
-	sort.Slice(l.agents, func(i, j int) bool { return l.agents[i].i < l.agents[j].i })
-	return firstErr
+	return out, firstErr
 }
 
 // background runs f until the load generator closes.
@@ -416,29 +425,9 @@ var probeKey = []byte(`"last_message":"probe:`)
 func (l *loadgen) connectSubs(ctx context.Context, k int) error {
 	ctx, cancel := context.WithTimeout(ctx, l.c.connectTimeout)
 	defer cancel()
-	sem := make(chan struct{}, 16)
-	var mu sync.Mutex
-	var firstErr error
-	for i := len(l.subs); i < k; i++ {
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem }()
-			s, err := l.dialSub(ctx)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
-				return
-			}
-			l.subs = append(l.subs, s)
-		}()
-	}
-	for i := 0; i < cap(sem); i++ {
-		sem <- struct{}{}
-	}
-	return firstErr
+	got, err := dialMany(len(l.subs), k, func(int) (*subscriber, error) { return l.dialSub(ctx) })
+	l.subs = append(l.subs, got...)
+	return err
 }
 
 // dialSub connects a subscriber and returns once its snapshot arrived.
