@@ -164,7 +164,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	final, _ := hubbench.ReadMem(h.PID())
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "### Hub capacity\n\n%s\n- load average at the end: %s\n", machine, loadavg())
+	fmt.Fprintf(&b, "### Hub capacity\n\n%s\n- load average at the end: %s\n", machine, benchutil.LoadAvg())
 	fmt.Fprintf(&b, "- one `corral hub` (log level warn); fake agents over the real device link and event subscribers over /api/v1/ws/events, all in one generator process on the same machine, 127.0.0.1; every device is the one user's, so every subscriber gets every event (worst-case fan-out)\n")
 	fmt.Fprintf(&b, "- %d sessions per agent (a sync each on connect); per step: %v settle, %v quiet window, %v event window at %.0f session events/s (spread over every agent and session) + %v drain\n",
 		c.sessions, c.settle, c.quiet, c.window, c.rate, c.drain)
@@ -191,15 +191,6 @@ func join(xs []int) string {
 		s = append(s, strconv.Itoa(x))
 	}
 	return strings.Join(s, ",")
-}
-
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // accounts makes the user and the devices on the hub's database before the

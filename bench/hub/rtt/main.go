@@ -165,7 +165,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Hub–agent round trip\n\n%s\n", machine)
-	fmt.Fprintf(&b, "- load average at the end: %s\n", loadavg())
+	fmt.Fprintf(&b, "- load average at the end: %s\n", benchutil.LoadAvg())
 	fmt.Fprintf(&b, "- %d rounds (after %d warm-up rounds), each sending every request below to every target once, in random order; %v in all\n",
 		c.n, c.warmup, elapsed.Round(time.Second))
 	fmt.Fprintf(&b, "- rerun: `bench/hub/rtt.sh -n %d`\n\n", c.n)
@@ -197,13 +197,4 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		}
 	}
 	return benchutil.WriteOutput(c.out, b.String())
-}
-
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }

@@ -105,7 +105,7 @@ func Machine() string {
 		}
 	}
 	fmt.Fprintf(&b, "- machine: %d CPUs (nproc), %s, kernel %s, %s RAM\n", runtime.NumCPU(), model, kernel, mem)
-	fmt.Fprintf(&b, "- load average at start: %s\n", strings.Join(strings.Fields(readFile("/proc/loadavg"))[:3], " "))
+	fmt.Fprintf(&b, "- load average at start: %s\n", LoadAvg())
 	fmt.Fprintf(&b, "- %s; %s\n", runtime.Version(), toolVersions())
 	fmt.Fprintf(&b, "- %s", Source())
 	return b.String()
@@ -410,4 +410,14 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// LoadAvg is /proc/loadavg's first three fields.
+func LoadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }

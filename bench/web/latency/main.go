@@ -209,7 +209,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		}
 		return nil
 	}
-	load0 := webbench.LoadAvg()
+	load0 := benchutil.LoadAvg()
 	var perf0, perf1 map[string]float64
 	for range c.warmup {
 		if err := do("warmup"); err != nil {
@@ -241,7 +241,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		}
 	}
 	logf("spaced: %d changes", c.spaced)
-	load1 := webbench.LoadAvg()
+	load1 := benchutil.LoadAvg()
 	// Diagnosis: where the page's main thread spends a back-to-back change.
 	diagTask := map[string][]float64{}
 	if br != nil && c.diag > 0 {

@@ -289,7 +289,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	for _, d := range daemons {
 		d.sampler = webbench.StartSampler(d.pid, c.sample)
 	}
-	load0 := webbench.LoadAvg()
+	load0 := benchutil.LoadAvg()
 	var results []result
 	for rep := -1; rep < c.reps; rep++ {
 		for j := range variants {
@@ -311,7 +311,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 				benchutil.Ms(ms(r.done.Sub(r.start))), r.bytes, webbench.MiB(r.maxRSS))
 		}
 	}
-	load1 := webbench.LoadAvg()
+	load1 := benchutil.LoadAvg()
 	var samples [][]webbench.Mem
 	var ends []webbench.Mem
 	for _, d := range daemons {

@@ -132,16 +132,6 @@ func Row(xs []float64) string {
 		benchutil.Ms(s.P90), benchutil.Ms(s.Min), benchutil.Ms(s.Max))
 }
 
-// LoadAvg is /proc/loadavg's first three fields.
-func LoadAvg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
 // Busy lists the processes other than pids (and their children) that used
 // the most CPU over window, as "name (x% of a CPU)": what else ran on the
 // machine while the benchmark did.
