@@ -259,10 +259,20 @@ func TestRestartDropsSessionsClosedWhileDown(t *testing.T) {
 // TestRecreateResumesOnlySavedConversations: when the tmux server dies,
 // Claude sessions come back resuming their conversation, but only one
 // Claude saved: a conversation cut off before its transcript was written
-// starts afresh, rather than ending at "No conversation found".
+// starts afresh (an empty transcript too), rather than ending at "No
+// conversation found".
 func TestRecreateResumesOnlySavedConversations(t *testing.T) {
-	for _, saved := range []bool{true, false} {
-		t.Run(map[bool]string{true: "saved", false: "unsaved"}[saved], func(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		transcript *string // nil: no file
+		saved      bool
+	}{
+		{"saved", ptr(`{"type":"user"}` + "\n"), true},
+		{"unsaved", nil, false},
+		{"created but empty", ptr(""), false},
+	} {
+		saved := c.saved
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			argsLog := filepath.Join(t.TempDir(), "args")
 			fake := filepath.Join(t.TempDir(), "claude")
@@ -272,12 +282,12 @@ func TestRecreateResumesOnlySavedConversations(t *testing.T) {
 			}
 			r := newRig(t, func(c *agent.Config) { c.ClaudeBin = fake })
 			const conv = "0f8fad5b-d9cb-469f-a165-70867728950e"
-			if saved {
+			if c.transcript != nil {
 				tp := claude.TranscriptPath(filepath.Join(r.home, ".claude"), r.proj, conv)
 				if err := os.MkdirAll(filepath.Dir(tp), 0o700); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(tp, []byte(`{"type":"user"}`+"\n"), 0o600); err != nil {
+				if err := os.WriteFile(tp, []byte(*c.transcript), 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -309,3 +319,5 @@ func TestRecreateResumesOnlySavedConversations(t *testing.T) {
 		})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -283,7 +282,7 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 			// Claude can resume only a conversation it saved: one cut
 			// off before Claude wrote it down starts afresh, rather
 			// than ending at "No conversation found".
-			if tp := s.transcript(a.cfg.ClaudeDir); resume != "" && !fileExists(tp) {
+			if tp := s.transcript(a.cfg.ClaudeDir); resume != "" && !claude.Saved(tp) {
 				a.log.Warn("no transcript to resume; starting a new conversation", "id", s.id, "claude_session", resume, "transcript", tp)
 				resume = ""
 			}
@@ -439,10 +438,4 @@ func (a *Agent) scheduleOptions(id string) {
 		})
 	}
 	try(0)
-}
-
-// fileExists says whether path names a regular file.
-func fileExists(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular()
 }

@@ -3,6 +3,7 @@ package claude
 import (
 	"bytes"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,16 @@ import (
 // resumeProbe is how much of a transcript's head and tail ListResumable
 // reads, the same 64 KiB Claude's own /resume list reads.
 const resumeProbe = 64 << 10
+
+// Saved reports whether path is a transcript Claude has written to: what
+// `claude --resume` needs to find a conversation, and what ListResumable
+// lists.
+func Saved(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && savedInfo(fi)
+}
+
+func savedInfo(fi fs.FileInfo) bool { return fi.Mode().IsRegular() && fi.Size() > 0 }
 
 // maxPromptPreview caps the prompts ListResumable returns, in runes.
 const maxPromptPreview = 500
@@ -53,7 +64,7 @@ func ListResumable(claudeDir, dir string, limit int) ([]api.Resumable, error) {
 				continue
 			}
 			fi, err := e.Info()
-			if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+			if err != nil || !savedInfo(fi) {
 				continue
 			}
 			seen[id] = true

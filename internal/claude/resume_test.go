@@ -94,3 +94,18 @@ func TestListResumableSymlinkedDir(t *testing.T) {
 		t.Fatalf("%v %v", got, err)
 	}
 }
+
+// TestSaved: only a regular file with something in it is a conversation
+// Claude can resume.
+func TestSaved(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.jsonl")
+	empty := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(full, []byte(`{"type":"user"}`+"\n"), 0o600)
+	os.WriteFile(empty, nil, 0o600)
+	for path, want := range map[string]bool{full: true, empty: false, dir: false, filepath.Join(dir, "missing.jsonl"): false} {
+		if got := Saved(path); got != want {
+			t.Errorf("Saved(%s) = %v, want %v", filepath.Base(path), got, want)
+		}
+	}
+}
