@@ -135,7 +135,7 @@ func newHubUserCmd(e *env) *cobra.Command {
 	add.Flags().BoolVar(&pwStdin, "password-stdin", false, "also set a password for the web login, read from stdin")
 	passwd := &cobra.Command{
 		Use:   "passwd NAME",
-		Short: "Set a user's web password (from the terminal, or --stdin)",
+		Short: "Set a user's web password (from the terminal, or --stdin); ends their browser sessions",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pw, err := readPassword(e, pwStdin)
@@ -150,7 +150,7 @@ func newHubUserCmd(e *env) *cobra.Command {
 	passwd.Flags().BoolVar(&pwStdin, "stdin", false, "read the password from stdin")
 	token := &cobra.Command{
 		Use:   "token NAME",
-		Short: "Give a user a new API token (the old one stops working)",
+		Short: "Give a user a new API token (the old one stops working, and so do their browser sessions)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHubAccounts(e, func(acc *hub.Accounts) error {
@@ -165,7 +165,7 @@ func newHubUserCmd(e *env) *cobra.Command {
 	}
 	rm := &cobra.Command{
 		Use:   "rm NAME",
-		Short: "Remove a user and their devices",
+		Short: "Remove a user, their devices and their browser sessions",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHubAccounts(e, func(acc *hub.Accounts) error {
@@ -196,7 +196,17 @@ func newHubUserCmd(e *env) *cobra.Command {
 		},
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.AddCommand(add, passwd, token, rm, ls)
+	var sf sessionsFlags
+	sessions := &cobra.Command{
+		Use:   "sessions NAME [--revoke ID | --revoke-all]",
+		Short: "List a user's browser sessions, or sign them out",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHubAccounts(e, func(acc *hub.Accounts) error { return sf.run(cmd.Context(), e, acc, args[0]) })
+		},
+	}
+	sf.add(sessions)
+	cmd.AddCommand(add, passwd, token, rm, ls, sessions)
 	return cmd
 }
 

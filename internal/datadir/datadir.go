@@ -132,9 +132,11 @@ func EnsureSocketDir(sock string) error {
 
 // Owner describes the daemon that holds a data directory.
 type Owner struct {
-	PID       int       `json:"pid"`
-	Socket    string    `json:"socket"`
-	Listen    string    `json:"listen,omitempty"`
+	PID    int    `json:"pid"`
+	Socket string `json:"socket"`
+	Listen string `json:"listen,omitempty"`
+	// URL is the dashboard's base URL (for `corral login-link`).
+	URL       string    `json:"url,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 }
 

@@ -42,13 +42,13 @@ func TestUsersAndTokens(t *testing.T) {
 	if _, err := a.AddUser(ctx, "bob", "short"); !errors.Is(err, api.ErrBadRequest) {
 		t.Errorf("short password: %v", err)
 	}
-	if u, ok := a.ByToken(ctx, tok); !ok || u != "alice" {
+	if u, ok := a.ByToken(ctx, tok); !ok || u.Name != "alice" {
 		t.Fatalf("ByToken %q %v", u, ok)
 	}
 	if _, ok := a.ByToken(ctx, tok+"x"); ok {
 		t.Fatal("a wrong token matched")
 	}
-	if u, ok := a.ByPassword(ctx, "alice", "correct horse"); !ok || u != "alice" {
+	if u, ok := a.ByPassword(ctx, "alice", "correct horse"); !ok || u.Name != "alice" {
 		t.Fatal("password login failed")
 	}
 	for _, c := range [][2]string{{"alice", "wrong"}, {"nobody", "correct horse"}, {"alice", ""}} {
@@ -63,7 +63,7 @@ func TestUsersAndTokens(t *testing.T) {
 	if _, ok := a.ByToken(ctx, tok); ok {
 		t.Fatal("the rotated-out token still works")
 	}
-	if u, ok := a.ByToken(ctx, tok2); !ok || u != "alice" {
+	if u, ok := a.ByToken(ctx, tok2); !ok || u.Name != "alice" {
 		t.Fatal("the new token does not work")
 	}
 	if !a.PasswordSet(ctx) || !a.MultiUser() {
