@@ -115,6 +115,17 @@ func TestLoginsOfOneMachine(t *testing.T) {
 	if code := phone.get(link, ""); code != http.StatusSeeOther {
 		t.Fatalf("corral login-link's link: %d", code)
 	}
+	// A link past its lifetime.
+	short := strings.TrimSpace(in.must("login-link", "--expires", "1s"))
+	for deadline := time.Now().Add(1100 * time.Millisecond); time.Now().Before(deadline); {
+		time.Sleep(time.Until(deadline))
+	}
+	if code := newWebClient(t).get(short, ""); code != 401 {
+		t.Fatalf("a login link after its lifetime: %d", code)
+	}
+	if r := in.run("login-link", "--expires", "2h"); r.code == 0 {
+		t.Errorf("a two-hour login link: %+v", r)
+	}
 	for _, w := range []*webClient{laptop, phone} {
 		if code := w.get(api, ""); code != 200 {
 			t.Fatalf("a logged-in browser: %d", code)

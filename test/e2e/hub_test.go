@@ -55,6 +55,7 @@ type hubProc struct {
 	addr    string // host:port; "127.0.0.1:0" until the first start
 	url     string // http://addr
 	out     *testio.SyncBuffer
+	args    []string // more flags of `corral hub`
 
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -62,11 +63,12 @@ type hubProc struct {
 
 var hubURLRe = regexp.MustCompile(`corral hub: (http://\S+)`)
 
-// newHubProc starts a hub on listen (e.g. "127.0.0.1:0").
-func newHubProc(t *testing.T, listen string) *hubProc {
+// newHubProc starts a hub on listen (e.g. "127.0.0.1:0"), with more flags
+// of `corral hub` if given.
+func newHubProc(t *testing.T, listen string, args ...string) *hubProc {
 	t.Helper()
 	home := testio.TempDir(t, "corral-hubhome-")
-	hp := &hubProc{t: t, dataDir: testio.TempDir(t, "corral-hub-"), addr: listen, out: &testio.SyncBuffer{}}
+	hp := &hubProc{t: t, dataDir: testio.TempDir(t, "corral-hub-"), addr: listen, out: &testio.SyncBuffer{}, args: args}
 	hp.env = append(cleanEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "GORACE=atexit_sleep_ms=0")
 	t.Cleanup(func() {
@@ -123,7 +125,7 @@ func cleanEnv() []string {
 func (hp *hubProc) start() {
 	hp.t.Helper()
 	before := len(hubURLRe.FindAllString(hp.log(), -1))
-	cmd := exec.Command(corralBin, "--data-dir", hp.dataDir, "hub", "--log-level", "debug", "--listen", hp.addr)
+	cmd := exec.Command(corralBin, append([]string{"--data-dir", hp.dataDir, "hub", "--log-level", "debug", "--listen", hp.addr}, hp.args...)...)
 	cmd.Env = hp.env
 	cmd.Stdout, cmd.Stderr = hp.out, hp.out
 	if err := cmd.Start(); err != nil {
@@ -170,10 +172,17 @@ func (hp *hubProc) log() string {
 // commands work while the hub runs) and returns its stdout.
 func (hp *hubProc) admin(t *testing.T, args ...string) string {
 	t.Helper()
+	return hp.adminIn(t, "", args...)
+}
+
+// adminIn is admin with stdin (a password).
+func (hp *hubProc) adminIn(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, corralBin, append([]string{"--data-dir", hp.dataDir, "hub"}, args...)...)
 	cmd.Env = hp.env
+	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
