@@ -657,6 +657,17 @@ func TestOpenSocketsEndWithTheirCredential(t *testing.T) {
 	byToken := open(&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + f.token}}})
 	defer byToken.CloseNow()
 
+	// The NDJSON event stream, with the token.
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(sctx, "GET", f.url("/api/v1/events"), nil)
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("event stream: %v %v", err, status(resp))
+	}
+	defer resp.Body.Close()
+
 	if _, err := f.acc.EndWebSessions(ctx, identity.Local); err != nil {
 		t.Fatal(err)
 	}
@@ -665,4 +676,8 @@ func TestOpenSocketsEndWithTheirCredential(t *testing.T) {
 		t.Fatal(err)
 	}
 	closes(byToken, "the token's socket after the token was rotated")
+	io.Copy(io.Discard, resp.Body)
+	if sctx.Err() != nil {
+		t.Fatal("the token's event stream stayed open after the token was rotated")
+	}
 }
