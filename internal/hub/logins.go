@@ -48,6 +48,15 @@ func newUserID() string {
 func LocalAccounts(ctx context.Context, st *store.Store) (*Accounts, error) {
 	a := &Accounts{db: st.DB(), st: st, single: identity.Local}
 	err := st.Tx(ctx, func(tx *sql.Tx) error {
+		// A hub's data directory has users of its own: the single
+		// machine's commands must not add one named local to them.
+		var other string
+		switch err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE name != ? LIMIT 1`, a.single).Scan(&other); {
+		case err == nil:
+			return fmt.Errorf("this data directory is a hub's (it has user %q): manage its users with `corral hub user`", other)
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO users (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
 			newUserID(), a.single, time.Now().UnixNano()); err != nil {
 			return err

@@ -244,3 +244,17 @@ func TestLocalAccountsMoveOldSecrets(t *testing.T) {
 		t.Fatal("the old token works after a rotation")
 	}
 }
+
+// TestLocalAccountsRefuseAHub: the single machine's commands on a hub's
+// data directory do not add a user named local to it.
+func TestLocalAccountsRefuseAHub(t *testing.T) {
+	ctx := context.Background()
+	a := newAccounts(t)
+	a.AddUser(ctx, "alice", "")
+	if _, err := LocalAccounts(ctx, a.st); err == nil {
+		t.Fatal("LocalAccounts took a hub's database")
+	}
+	if _, err := a.Ref(ctx, identity.Local); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("a local user was added to the hub: %v", err)
+	}
+}

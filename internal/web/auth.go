@@ -317,7 +317,9 @@ func (l *limiters) get(key string) *rate.Limiter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
-	if now.Sub(l.lastSweep) > 10*time.Minute || len(l.m) >= maxLimiterKeys {
+	// Sweep now and then, and when full (at most once a second: a sweep
+	// walks the whole map).
+	if now.Sub(l.lastSweep) > 10*time.Minute || len(l.m) >= maxLimiterKeys && now.Sub(l.lastSweep) > time.Second {
 		for k, lim := range l.m {
 			if lim.TokensAt(now) >= float64(lim.Burst()) {
 				delete(l.m, k)

@@ -246,7 +246,7 @@ func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("login with a wrong, used or expired link", "from", s.opts.Auth.clientIP(r))
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
-		w.Write([]byte("This login link is not valid: a link works once, for 10 minutes. Run `corral login-link` for a new one.\n"))
+		w.Write([]byte("This login link is not valid: a link works once, and only for a few minutes. Run `corral login-link` for a new one.\n"))
 		return
 	}
 	if err := s.startSession(w, r, user); err != nil {
