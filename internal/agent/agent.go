@@ -373,14 +373,15 @@ func (a *Agent) applyLocked(s *session, ev status.Event) {
 	prev := s.st.Status
 	ns, out := status.Apply(s.st, ev, now())
 	s.st = ns
+	// A held signal, or a dialog a hook announced, is settled by the screen.
+	if out.Recheck || out.Changed && ns.Status == api.StatusNeedsInput && ns.OnScreen == "" {
+		a.recheck(s)
+	}
 	if !out.Changed {
 		return
 	}
 	if prev != ns.Status {
 		a.log.Debug("status", "session", s.id, "from", prev, "to", ns.Status, "by", ev.Kind)
-	}
-	if ns.Status == api.StatusNeedsInput && ev.Kind != status.ScreenPrompt && (ns.Waiting == nil || len(ns.Waiting.Options) == 0) {
-		a.scheduleOptions(s.id)
 	}
 	a.publishLocked(s, prev, out.Notify)
 }

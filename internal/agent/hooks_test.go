@@ -146,7 +146,7 @@ func TestHookBadDeliveriesChangeNothing(t *testing.T) {
 		{"garbage payload", rawDelivery(t, header(s.ID), []byte("\x00\xff not json {{{"))},
 		{"JSON array payload", rawDelivery(t, header(s.ID), []byte(`[1,2,3]`))},
 		{"payload without an event name", rawDelivery(t, header(s.ID), []byte(`{"session_id":"c1"}`))},
-		{"unknown event", rawDelivery(t, header(s.ID), []byte(`{"session_id":"c1","hook_event_name":"SubagentStop"}`))},
+		{"unknown event", rawDelivery(t, header(s.ID), []byte(`{"session_id":"c1","hook_event_name":"NoSuchEvent"}`))},
 		{"garbage header", []byte("this is not a header\n" + string(good))},
 		{"no newline after the header", []byte(`{"kind":"hook"`)},
 		{"unknown kind", rawDelivery(t, hook.Header{Kind: "bogus", Session: s.ID}, good)},

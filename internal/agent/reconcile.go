@@ -298,6 +298,9 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("session %s: %w", s.id, err))
 			continue
 		}
+		if s.kind == api.KindClaude {
+			a.watchStartup(s.id)
+		}
 		if s.kind == api.KindShell {
 			// Its terminal was replaced: viewers should know.
 			a.mu.Lock()
@@ -362,80 +365,4 @@ func (a *Agent) restore(ctx context.Context) error {
 		a.log.Info("sessions restored", "count", len(recs))
 	}
 	return nil
-}
-
-// scheduleScreenCheck looks at a starting session's screen after d: Claude
-// asks some questions (trust this folder? use this API key?) before any hook
-// can run, and only the screen shows them.
-func (a *Agent) scheduleScreenCheck(id string, d time.Duration) {
-	time.AfterFunc(d, func() {
-		if a.ctx == nil || a.ctx.Err() != nil {
-			return
-		}
-		a.mu.Lock()
-		s, ok := a.sessions[id]
-		if !ok || s.st.Status != api.StatusStarting || s.screenChecks >= 6 {
-			a.mu.Unlock()
-			return
-		}
-		s.screenChecks++
-		n := s.screenChecks
-		a.mu.Unlock()
-		ctx, cancel := context.WithTimeout(a.ctx, 5*time.Second)
-		defer cancel()
-		text, err := a.tmux.Capture(ctx, id, tmux.CaptureOptions{})
-		if err == nil {
-			if p, ok := claude.ParsePrompt(text); ok {
-				a.mu.Lock()
-				if s, ok := a.sessions[id]; ok {
-					a.applyLocked(s, status.Event{Kind: status.ScreenPrompt, Message: p.Question, Options: p.Options})
-				}
-				a.mu.Unlock()
-				return
-			}
-		}
-		a.scheduleScreenCheck(id, time.Duration(n)*time.Second)
-	})
-}
-
-// scheduleOptions reads a needs-input session's dialog off the screen once
-// Claude has drawn it, so its options can be offered as buttons.
-func (a *Agent) scheduleOptions(id string) {
-	delays := []time.Duration{100 * time.Millisecond, 400 * time.Millisecond, 1500 * time.Millisecond}
-	var try func(i int)
-	try = func(i int) {
-		time.AfterFunc(delays[i], func() {
-			if a.ctx == nil || a.ctx.Err() != nil {
-				return
-			}
-			a.mu.Lock()
-			s, ok := a.sessions[id]
-			waiting := ok && s.st.Status == api.StatusNeedsInput && (s.st.Waiting == nil || len(s.st.Waiting.Options) == 0)
-			a.mu.Unlock()
-			if !waiting {
-				return
-			}
-			ctx, cancel := context.WithTimeout(a.ctx, 5*time.Second)
-			defer cancel()
-			tm, target, err := a.terminal(id)
-			if err != nil {
-				return
-			}
-			text, err := tm.Capture(ctx, target, tmux.CaptureOptions{})
-			if err == nil {
-				if p, ok := claude.ParsePrompt(text); ok && len(p.Options) > 0 {
-					a.mu.Lock()
-					if s, ok := a.sessions[id]; ok {
-						a.applyLocked(s, status.Event{Kind: status.ScreenPrompt, Message: p.Question, Options: p.Options})
-					}
-					a.mu.Unlock()
-					return
-				}
-			}
-			if i+1 < len(delays) {
-				try(i + 1)
-			}
-		})
-	}
-	try(0)
 }

@@ -46,8 +46,8 @@ type session struct {
 	// launchedAt is when corral last started claude in this pane; a process
 	// that is not there yet shortly after is still starting.
 	launchedAt time.Time
-	// screenChecks counts looks at the screen while starting.
-	screenChecks int
+	// rechecking: a chain of screen reads (recheck) runs.
+	rechecking bool
 }
 
 // transcript is the path of the session's Claude transcript: the one
@@ -69,7 +69,7 @@ func (s *session) toAPI() api.Session {
 		Status:          s.st.Status,
 		ClaudeSessionID: s.st.ClaudeSessionID,
 		CurrentTool:     s.st.CurrentTool,
-		WaitingFor:      s.st.Waiting,
+		WaitingFor:      waitingView(s.st.Waiting),
 		Error:           s.st.Error,
 		ErrorMessage:    s.st.ErrorMessage,
 		Compacting:      s.st.Compacting,
@@ -77,11 +77,15 @@ func (s *session) toAPI() api.Session {
 		LastMessage:     s.st.LastMessage,
 		LastPrompt:      s.st.LastPrompt,
 		Usage:           s.usage,
+		Todos:           s.st.Todos,
 		ClaudePID:       s.claudePID,
 		TranscriptPath:  s.st.TranscriptPath,
 		Args:            s.args,
 		CreatedAt:       s.created,
 		UpdatedAt:       s.updated,
+	}
+	for _, sa := range s.st.Subagents {
+		out.Subagents = append(out.Subagents, api.Subagent{Description: sa.Description, Type: sa.Type, Background: sa.Background})
 	}
 	if out.Usage.Model == "" {
 		out.Usage.Model = s.st.Model
@@ -227,4 +231,14 @@ func (a *Agent) flush(ctx context.Context) error {
 		return nil
 	}
 	return a.store.PutSessions(ctx, recs)
+}
+
+// waitingView is a dialog as readers see it: with its summary.
+func waitingView(w *api.Waiting) *api.Waiting {
+	if w == nil {
+		return nil
+	}
+	v := *w
+	v.Summary = v.Describe()
+	return &v
 }

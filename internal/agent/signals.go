@@ -17,7 +17,12 @@ import (
 
 // hookEvent maps a hook payload to a status event.
 func hookEvent(p claude.HookPayload, at time.Time) (status.Event, bool) {
-	ev := status.Event{At: at, ClaudeSessionID: p.SessionID, TranscriptPath: p.TranscriptPath, Model: p.Model}
+	ev := status.Event{At: at, ClaudeSessionID: p.SessionID, TranscriptPath: p.TranscriptPath, Model: p.Model,
+		AgentID: p.AgentID, AgentType: p.AgentType, ToolUseID: p.ToolUseID}
+	if p.AgentID != "" {
+		// A subagent's transcript is its own; the session's stays.
+		ev.TranscriptPath = ""
+	}
 	switch p.HookEventName {
 	case claude.EventSessionStart:
 		ev.Kind, ev.Source = status.HookSessionStart, p.Source
@@ -29,6 +34,10 @@ func hookEvent(p claude.HookPayload, at time.Time) (status.Event, bool) {
 		ev.Kind, ev.Tool, ev.ToolInput = status.HookPreToolUse, p.ToolName, p.ToolInput
 	case claude.EventPostToolUse, claude.EventPostToolUseFailure:
 		ev.Kind, ev.Tool = status.HookPostToolUse, p.ToolName
+	case claude.EventSubagentStart:
+		ev.Kind = status.HookSubagentStart
+	case claude.EventSubagentStop:
+		ev.Kind = status.HookSubagentStop
 	case claude.EventPermissionRequest:
 		ev.Kind, ev.Tool, ev.ToolInput, ev.Suggestions = status.HookPermissionRequest, p.ToolName, p.ToolInput, p.PermissionSuggestions
 	case claude.EventNotification:
@@ -205,10 +214,24 @@ func (a *Agent) onSessionFile(ev claude.SessionFileEvent) {
 		return // a file left by a dead process whose pid was reused
 	}
 	a.log.Debug("session file", "session", s.id, "file_status", f.Status, "status", s.st.Status)
-	a.applyLocked(s, status.Event{
+	if s.st.Status == api.StatusExited && s.kind == api.KindClaude {
+		// Claude was started again in the pane's shell, by hand: corral
+		// follows whatever runs there.
+		a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+	}
+	fev := status.Event{
 		Kind: status.FileStatus, At: f.StatusChanged(), FileStatus: f.Status, Message: f.WaitingFor,
 		ClaudeSessionID: f.SessionID,
-	})
+	}
+	if !s.st.Hooked && f.CWD != "" && f.SessionID != "" {
+		// No hook says where the transcript is: Claude keeps it by cwd.
+		fev.TranscriptPath = claude.TranscriptPath(a.cfg.ClaudeDir, f.CWD, f.SessionID)
+	}
+	a.applyLocked(s, fev)
+	if fev.TranscriptPath != "" {
+		a.ensureTranscriptLocked(s)
+		a.readTranscriptLocked(s)
+	}
 }
 
 // sessionForPIDLocked finds the session whose claude has this pid, learning
@@ -293,14 +316,17 @@ func (a *Agent) readTranscriptLocked(s *session) {
 				if !ok {
 					continue
 				}
-				if !s.tailPrimed && ev.Kind == status.Interrupt {
-					continue
+				if !s.tailPrimed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded) {
+					continue // history, not news
 				}
 				if ev.Kind == status.Interrupt {
 					a.log.Debug("transcript interrupt", "session", s.id, "status", s.st.Status)
 				}
 				ns, out := status.Apply(s.st, ev, now())
 				s.st = ns
+				if out.Recheck {
+					a.recheck(s)
+				}
 				if out.Changed {
 					changed = true
 					if out.Notify {
@@ -332,9 +358,11 @@ func transcriptEvent(sig claude.Signal) (status.Event, bool) {
 	case claude.Interrupt:
 		return status.Event{Kind: status.Interrupt, At: v.At}, true
 	case claude.ToolUse:
-		return status.Event{Kind: status.ToolSeen, Tool: v.Name}, true
+		return status.Event{Kind: status.ToolSeen, Tool: v.Name, ToolInput: v.Input}, true
 	case claude.AssistantText:
 		return status.Event{Kind: status.AssistantText, Message: v.Text}, true
+	case claude.TurnEnded:
+		return status.Event{Kind: status.TurnEnded, At: v.At}, true
 	}
 	return status.Event{}, false
 }
