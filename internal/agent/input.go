@@ -61,9 +61,21 @@ func (a *Agent) SendText(ctx context.Context, id string, req api.InputRequest) e
 		return err
 	}
 	a.mu.Lock()
-	kind := s.kind
+	kind, st := s.kind, s.st.Status
 	a.mu.Unlock()
-	if kind == api.KindShell {
+	if kind == api.KindShell || st == api.StatusExited {
+		// No Claude runs there: the pane is a shell, which takes text as
+		// typed. Still, nothing goes into a Claude dialog on the screen.
+		if kind != api.KindShell {
+			v, err := a.look(ctx, id)
+			if err != nil {
+				return err
+			}
+			if v.dialog != nil {
+				a.observe(id, v)
+				return dialogOpen(v, "nothing was typed")
+			}
+		}
 		if err := a.typeText(ctx, id, req.Text, req.Enter); err != nil {
 			return err
 		}
@@ -128,10 +140,32 @@ func (a *Agent) lookTyped(ctx context.Context, id string, typed bool) (screenVie
 	}
 }
 
+// settleWait bounds how long corral waits for Claude to draw its input
+// box: a Claude that just started or resumed reports itself up a moment
+// before its screen is drawn.
+const settleWait = 3 * time.Second
+
+// lookSettled reads the screen until it shows a dialog or Claude's input
+// box, within settleWait.
+func (a *Agent) lookSettled(ctx context.Context, id string) (screenView, error) {
+	deadline := time.Now().Add(settleWait)
+	for {
+		v, err := a.look(ctx, id)
+		if err != nil || v.dialog != nil || v.input || time.Now().After(deadline) {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // checkInputBox returns nil when Claude's input box is on the screen, empty
 // (a draft is cleared first when the person asked), and no dialog is open.
 func (a *Agent) checkInputBox(ctx context.Context, id string, clearDraft bool) error {
-	v, err := a.look(ctx, id)
+	v, err := a.lookSettled(ctx, id)
 	if err != nil {
 		return err
 	}

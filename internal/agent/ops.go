@@ -244,8 +244,12 @@ func (a *Agent) Restart(ctx context.Context, id string, req api.RestartRequest) 
 		resume = conv
 	}
 	if panePID > 0 {
-		if kids, err := proc.Children(panePID); err == nil && len(kids) > 0 {
-			return api.Session{}, api.Errorf(api.CodeConflict, "the session's shell is running a command (pid %d); finish it first", kids[0])
+		kids, _ := proc.Children(panePID)
+		for _, k := range kids {
+			// A claude still on its way out goes with the shell.
+			if p, err := proc.Stat(k); err == nil && !proc.IsClaude(p) {
+				return api.Session{}, api.Errorf(api.CodeConflict, "the session's shell is running a command (pid %d); finish it first", k)
+			}
 		}
 	}
 	a.mu.Lock()
