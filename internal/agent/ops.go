@@ -262,7 +262,7 @@ func (a *Agent) Restart(ctx context.Context, id string, req api.RestartRequest) 
 	}
 	a.mu.Lock()
 	clear(s.watching)
-	s.tail, s.tailPrimed = nil, false
+	s.tr = nil
 	s.panePID, s.paneID, s.claudePID = pane.PID, pane.ID, 0
 	s.launchedAt = now()
 	a.watchPIDLocked(s, pane.PID)
@@ -397,23 +397,33 @@ func (a *Agent) Rename(ctx context.Context, id, name string) (api.Session, error
 	if name == "" {
 		return api.Session{}, api.Errorf(api.CodeBadRequest, "name is empty")
 	}
+	// storeMu orders this write with the others; the database is written
+	// without the agent's lock.
 	a.storeMu.Lock()
 	defer a.storeMu.Unlock()
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	s, err := a.getLocked(id)
 	if err != nil {
+		a.mu.Unlock()
 		return api.Session{}, err
 	}
 	for _, o := range a.sessions {
 		if o != s && o.name == name {
+			a.mu.Unlock()
 			return api.Session{}, api.Errorf(api.CodeConflict, "another session is named %q", name)
 		}
 	}
 	old := s.name
 	s.name = name
-	if err := a.store.PutSession(ctx, s.record()); err != nil {
-		s.name = old
+	rec := s.record()
+	a.mu.Unlock()
+	err = a.store.PutSession(ctx, rec)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		if s.name == name {
+			s.name = old
+		}
 		return api.Session{}, fmt.Errorf("save session: %w", err)
 	}
 	a.publishLocked(s, s.st.Status, false)

@@ -162,8 +162,14 @@ func (a *Agent) look(ctx context.Context, id string) (screenView, error) {
 func (a *Agent) observe(id string, v screenView) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s, ok := a.sessions[id]
-	if !ok || s.kind == api.KindShell {
+	if s, ok := a.sessions[id]; ok {
+		a.observeLocked(s, v)
+	}
+}
+
+// observeLocked is observe with a.mu held.
+func (a *Agent) observeLocked(s *session, v screenView) {
+	if s.kind == api.KindShell {
 		return
 	}
 	if v.dialog == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
@@ -24,9 +25,6 @@ type session struct {
 
 	st    status.State
 	usage api.Usage
-	// tokens adds up the transcript's usage, deduplicated by message.
-	tokens claude.UsageTotals
-
 	panePID   int
 	paneID    string // tmux's %N, unique while its server lives
 	claudePID int
@@ -37,11 +35,9 @@ type session struct {
 	// watching records which pids have exit watchers, so each is watched once.
 	watching map[int]bool
 
-	// tail reads the transcript; nil until its path is known.
-	tail *claude.Tailer
-	// tailPrimed: the transcript's existing content has been read for
-	// metadata; only lines after it are status signals.
-	tailPrimed bool
+	// tr reads the transcript; nil until its path is known. It is replaced,
+	// never changed, under Agent.mu; its reads run outside it.
+	tr *transcriptReader
 
 	// launchedAt is when corral last started claude in this pane; a process
 	// that is not there yet shortly after is still starting.
@@ -49,6 +45,25 @@ type session struct {
 	// rechecking: a chain of screen reads (recheck) runs.
 	rechecking bool
 }
+
+// transcriptReader follows one transcript file. Its fields are guarded by
+// mu, which a reader holds while it reads the file (outside Agent.mu).
+type transcriptReader struct {
+	mu   sync.Mutex
+	tail *claude.Tailer
+	// tokens adds up the transcript's usage, deduplicated by message.
+	tokens claude.UsageTotals
+	// primed: the transcript's existing content has been read for
+	// metadata; only lines after it are status signals.
+	primed bool
+}
+
+func newTranscriptReader(path string) *transcriptReader {
+	return &transcriptReader{tail: claude.NewTailer(path, claude.Position{})}
+}
+
+// path is the transcript's path, which never changes.
+func (r *transcriptReader) path() string { return r.tail.Path() }
 
 // transcript is the path of the session's Claude transcript: the one
 // Claude reported, else where Claude keeps it for the conversation's id
