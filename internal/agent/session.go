@@ -23,8 +23,8 @@ type session struct {
 	created time.Time
 	updated time.Time
 
-	st    status.State
-	usage api.Usage
+	st        status.State
+	usage     api.Usage
 	panePID   int
 	paneID    string // tmux's %N, unique while its server lives
 	claudePID int
