@@ -17,8 +17,10 @@ import (
 // agent checks every request of the hub against it before the agent sees
 // the request, so a compromised hub gets no further than the policy. What
 // is always allowed is what a person does in the dashboard: list, start
-// (inside the roots) and end sessions, watch and type into their
-// terminals, capture, rename.
+// (inside the roots), restart and end sessions, watch and type into their
+// terminals, answer their dialogs, capture, rename. (A restart starts
+// claude again with the arguments the session was made with, which this
+// policy checked when the hub made it, or the machine's owner chose.)
 //
 // The zero Policy is `corral agent`'s default: sessions anywhere in
 // Roots (or nowhere, when Roots is empty; see Unrestricted), no commands,
@@ -111,8 +113,8 @@ func (p Policy) check(ctx context.Context, ag sessionDirs, op string, args any) 
 			return nil // the agent's not_found
 		}
 		return p.within(dir, "download into")
-	case link.OpKill, link.OpRename, link.OpInput, link.OpKeys, link.OpViewed, link.OpCapture, link.OpTimeline,
-		link.OpTermOpen, link.OpTermClose, link.OpTermResize:
+	case link.OpKill, link.OpRename, link.OpInput, link.OpKeys, link.OpAnswer, link.OpRestart, link.OpViewed, link.OpCapture,
+		link.OpTimeline, link.OpTermOpen, link.OpTermClose, link.OpTermResize:
 		// What a person does in the dashboard, on sessions the hub
 		// already sees.
 		return nil

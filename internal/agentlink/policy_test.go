@@ -104,12 +104,12 @@ func TestPolicy(t *testing.T) {
 	allowed("--dangerously-skip-permissions, allowed", check(link.OpCreate, &api.CreateRequest{Dir: root, Args: []string{"--dangerously-skip-permissions"}}))
 
 	// Always allowed: what a person does in the dashboard.
-	for _, op := range []string{link.OpKill, link.OpRename, link.OpInput, link.OpKeys, link.OpViewed, link.OpCapture, link.OpTimeline,
-		link.OpTermOpen, link.OpTermClose, link.OpTermResize} {
+	for _, op := range []string{link.OpKill, link.OpRename, link.OpInput, link.OpKeys, link.OpAnswer, link.OpRestart, link.OpViewed,
+		link.OpCapture, link.OpTimeline, link.OpTermOpen, link.OpTermClose, link.OpTermResize} {
 		allowed(op, check(op, nil))
 	}
 	// Deny by default: an op the policy does not know.
-	if err := check("answer", nil); !errors.Is(err, api.ErrPolicyDenied) {
+	if err := check("frobnicate", nil); !errors.Is(err, api.ErrPolicyDenied) {
 		t.Errorf("an op the policy does not know: %v", err)
 	}
 
