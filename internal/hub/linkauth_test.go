@@ -35,7 +35,7 @@ type linkHub struct {
 	url string // ws://127.0.0.1:port/api/v1/link?v=2
 }
 
-func newLinkHub(t *testing.T) *linkHub {
+func newLinkHub(t testing.TB) *linkHub {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(filepath.Join(t.TempDir(), "hub.db"))
@@ -67,7 +67,7 @@ func newLinkHub(t *testing.T) *linkHub {
 // dev is a device's side of one connection, written by hand: the test's
 // own agent, which may lie.
 type dev struct {
-	t     *testing.T
+	t     testing.TB
 	key   *devicekey.Key
 	token string
 	// sign, when set, replaces the honest answer to the challenge.
@@ -127,7 +127,7 @@ func live(t *testing.T, c link.Conn) *link.Peer {
 	return p
 }
 
-func (h *linkHub) device(t *testing.T, name string) (online bool, conflict int) {
+func (h *linkHub) device(t testing.TB, name string) (online bool, conflict int) {
 	t.Helper()
 	for _, d := range h.h.DevicesOf("alice") {
 		if d.Name == name {
@@ -460,5 +460,41 @@ func TestLinkReEnrolment(t *testing.T) {
 	}
 	if _, _, code, _ := (&dev{t: t, key: old}).dial(h); code != http.StatusUnauthorized {
 		t.Errorf("the old key: %d, want 401", code)
+	}
+}
+
+// BenchmarkLinkHandshake: one enrolled device connecting over a loopback
+// WebSocket: the upgrade with its key looked up, the challenge, the
+// signed hello verified, the welcome; then it closes.
+func BenchmarkLinkHandshake(b *testing.B) {
+	h := newLinkHub(b)
+	ctx := context.Background()
+	_, tok, _ := h.acc.AddDevice(ctx, "alice", "laptop", 0)
+	k, _ := devicekey.Generate()
+	d := &dev{t: b, key: k, token: tok}
+	c, _, _, err := d.dial(h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.Close(link.StatusNormal, "")
+	d.token = ""
+	b.ResetTimer()
+	for range b.N {
+		waitUntilB(b, func() bool { on, _ := h.device(b, "laptop"); return !on })
+		c, _, _, err := d.dial(h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Close(link.StatusNormal, "")
+	}
+}
+
+func waitUntilB(b *testing.B, f func() bool) {
+	deadline := time.Now().Add(10 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			b.Fatal("timed out")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
