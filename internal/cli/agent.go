@@ -63,6 +63,7 @@ or load code, such as --dangerously-skip-permissions
 	fl.StringVar(&f.hub, "hub", "", "the hub's URL, https://host[:port] (http only for a hub on this machine)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "a file holding the one-time enrolment token, for the first start (or $"+tokenEnv+")")
 	fl.StringVar(&f.token, "token", "", "refused: use --token-file or $"+tokenEnv+" (a token in the command line is readable by every user of this machine)")
+	fl.MarkHidden("token")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.StringSliceVar(&f.roots, "root", nil, "directories the hub may use: start sessions in, list, download into (repeatable; default: your home)")
 	fl.BoolVar(&f.allowRun, "allow-run", false, "let the hub run commands beside a session (corral run)")
@@ -90,6 +91,9 @@ func runAgent(ctx context.Context, e *env, f agentFlags) error {
 	if err != nil {
 		return err
 	}
+	// The daemon's environment reaches its sessions, and so Claude and
+	// every command it runs: the token stays with the agent.
+	os.Unsetenv(tokenEnv)
 	if _, err := agentlink.LinkURL(f.hub); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -485,7 +486,7 @@ func (h *Hub) Watch(ctx context.Context) {
 		for _, l := range devs {
 			d, err := h.o.Accounts.DeviceByID(ctx, l.id)
 			switch {
-			case err != nil && ctx.Err() == nil:
+			case errors.Is(err, api.ErrNotFound):
 				h.log.Warn("device revoked; cutting it off", "device", l.id)
 				h.Kick(l.id)
 			case err == nil && l.key != "" && d.PublicKey != l.key:

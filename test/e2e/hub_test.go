@@ -1061,6 +1061,11 @@ func TestHubDeviceTokens(t *testing.T) {
 			t.Errorf("device %s lists no key: %+v", d.Name, d)
 		}
 	}
+	// The token stays with the agent: its sessions (Claude, and what
+	// Claude runs) do not see it in their environment.
+	if out := a1.corral("run", s1, "--", "env"); strings.Contains(out, "CORRAL_DEVICE_TOKEN") || !strings.Contains(out, "CORRAL_SESSION") {
+		t.Errorf("a session's environment:\n%s", out)
+	}
 	// The token was spent at enrolment: the agent said so, and an agent
 	// restarted without it comes back by its key alone.
 	if !strings.Contains(a1.serveLog.String(), "enrolled with the hub") {
