@@ -122,7 +122,7 @@ func joinLocal(ctx context.Context, hb *hub.Hub, ag *agent.Agent, d *daemon) err
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				if err := agentlink.Serve(ctx, agentEnd, agentlink.Options{Agent: ag, Logger: d.log}); err != nil && ctx.Err() == nil {
+				if err := agentlink.Serve(ctx, agentEnd, agentlink.Options{Agent: ag, Logger: d.log, Policy: agentlink.FullPolicy()}); err != nil && ctx.Err() == nil {
 					d.log.Error("local link (agent end) ended", "err", err)
 				}
 			}()

@@ -104,6 +104,9 @@ const (
 	LockFile   = "serve.lock"
 	Settings   = "claude-settings.json"
 	TmuxConfig = "tmux.conf"
+	// DeviceKey is the agent's Ed25519 key, which it proves to its hub
+	// (internal/devicekey).
+	DeviceKey = "device.key"
 )
 
 // EnsureSocketDir makes the directory of a socket path (0700). The shared

@@ -36,10 +36,12 @@ type Accounts struct {
 // NewAccounts uses the store's database.
 func NewAccounts(st *store.Store) *Accounts { return &Accounts{db: st.DB(), st: st} }
 
-// Token prefixes tell people which kind of token they hold.
+// Token prefixes tell people which kind of token they hold. cd_ was the
+// device token of link protocol 1, before devices proved keys.
 const (
 	userTokenPrefix   = "cu_"
 	deviceTokenPrefix = "cd_"
+	enrollTokenPrefix = "ce_"
 )
 
 func newToken(prefix string) string {
@@ -242,10 +244,18 @@ type Device struct {
 	Revoked   bool      `json:"revoked"`
 	Hostname  string    `json:"hostname,omitempty"`
 	LastSeen  time.Time `json:"last_seen,omitzero"`
+	// Key is the fingerprint of the device's key (devicekey.Fingerprint),
+	// empty until it enrols; EnrollExpires is when its unspent enrolment
+	// token stops working (zero: it has none).
+	Key           string    `json:"key,omitempty"`
+	EnrollExpires time.Time `json:"enroll_expires,omitzero"`
+	// PublicKey is the key itself, as the link carries it.
+	PublicKey string `json:"-"`
 }
 
-// AddDevice registers a device of owner and returns its token (shown once).
-func (a *Accounts) AddDevice(ctx context.Context, owner, name string) (Device, string, error) {
+// AddDevice registers a device of owner and returns a one-time enrolment
+// token for it (shown once), good for ttl (see Enroll).
+func (a *Accounts) AddDevice(ctx context.Context, owner, name string, ttl time.Duration) (Device, string, error) {
 	if err := checkName("device", name); err != nil {
 		return Device{}, "", err
 	}
@@ -256,13 +266,17 @@ func (a *Accounts) AddDevice(ctx context.Context, owner, name string) (Device, s
 	if exists == 0 {
 		return Device{}, "", api.Errorf(api.CodeNotFound, "no user %q (add one with `corral hub user add`)", owner)
 	}
-	tok := newToken(deviceTokenPrefix)
-	d := Device{ID: "d" + hashToken(tok)[:15], Name: name, Owner: owner, CreatedAt: time.Now()}
-	_, err := a.db.ExecContext(ctx, `INSERT INTO devices (id, name, owner, token_hash, created_at) VALUES (?, ?, ?, ?, ?)`,
-		d.ID, d.Name, d.Owner, hashToken(tok), d.CreatedAt.UnixNano())
+	ttl, err := enrollTTL(ttl)
+	if err != nil {
+		return Device{}, "", err
+	}
+	tok := newToken(enrollTokenPrefix)
+	d := Device{ID: newDeviceID(), Name: name, Owner: owner, CreatedAt: time.Now(), EnrollExpires: time.Now().Add(ttl)}
+	_, err = a.db.ExecContext(ctx, `INSERT INTO devices (id, name, owner, created_at, enroll_hash, enroll_expires) VALUES (?, ?, ?, ?, ?, ?)`,
+		d.ID, d.Name, d.Owner, d.CreatedAt.UnixNano(), hashToken(tok), d.EnrollExpires.UnixNano())
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
-			return Device{}, "", api.Errorf(api.CodeConflict, "%s already has a device %q (revoke it first)", owner, name)
+			return Device{}, "", api.Errorf(api.CodeConflict, "%s already has a device %q (enrol it again with `corral hub device enroll`, or revoke it first)", owner, name)
 		}
 		return Device{}, "", err
 	}
@@ -292,15 +306,6 @@ func (a *Accounts) RevokeDevice(ctx context.Context, owner, name string) (Device
 	return d, tx.Commit()
 }
 
-// DeviceByToken finds the live device of a token.
-func (a *Accounts) DeviceByToken(ctx context.Context, token string) (Device, bool) {
-	if !strings.HasPrefix(token, deviceTokenPrefix) {
-		return Device{}, false
-	}
-	d, err := a.device(ctx, `token_hash = ? AND revoked_at IS NULL`, hashToken(token))
-	return d, err == nil
-}
-
 // DeviceByID finds a device, revoked or not.
 func (a *Accounts) DeviceByID(ctx context.Context, id string) (Device, error) {
 	return a.device(ctx, `id = ?`, id)
@@ -309,9 +314,10 @@ func (a *Accounts) DeviceByID(ctx context.Context, id string) (Device, error) {
 func (a *Accounts) device(ctx context.Context, where string, args ...any) (Device, error) {
 	var d Device
 	var created int64
-	var revoked, seen sql.NullInt64
-	err := a.db.QueryRowContext(ctx, `SELECT id, name, owner, created_at, revoked_at, hostname, last_seen FROM devices WHERE `+where, args...).
-		Scan(&d.ID, &d.Name, &d.Owner, &created, &revoked, &d.Hostname, &seen)
+	var revoked, seen, expires sql.NullInt64
+	var pub sql.NullString
+	err := a.db.QueryRowContext(ctx, `SELECT id, name, owner, created_at, revoked_at, hostname, last_seen, public_key, enroll_expires FROM devices WHERE `+where, args...).
+		Scan(&d.ID, &d.Name, &d.Owner, &created, &revoked, &d.Hostname, &seen, &pub, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Device{}, api.Errorf(api.CodeNotFound, "no such device")
 	}
@@ -322,6 +328,13 @@ func (a *Accounts) device(ctx context.Context, where string, args ...any) (Devic
 	d.Revoked = revoked.Valid
 	if seen.Valid {
 		d.LastSeen = time.Unix(0, seen.Int64)
+	}
+	if pub.Valid {
+		d.PublicKey = pub.String
+		d.Key = fingerprint(pub.String)
+	}
+	if expires.Valid {
+		d.EnrollExpires = time.Unix(0, expires.Int64)
 	}
 	return d, nil
 }

@@ -110,6 +110,17 @@ var migrations = []string{
 		expires_at INTEGER NOT NULL
 	);
 	DELETE FROM kv WHERE key IN ('web.cookie_key', 'web.generation');`,
+	// Devices prove an Ed25519 key (internal/devicekey). public_key is
+	// bound on first use of a one-time enrolment token (kept hashed, with
+	// its expiry). A device from before keeps its row, name and cached
+	// sessions, but its old token_hash no longer lets it in: it enrols
+	// again (docs/hub.md, "Upgrading from device tokens").
+	`ALTER TABLE devices ADD COLUMN public_key TEXT;
+	ALTER TABLE devices ADD COLUMN enroll_hash TEXT;
+	ALTER TABLE devices ADD COLUMN enroll_expires INTEGER;
+	ALTER TABLE devices ADD COLUMN enrolled_at INTEGER;
+	CREATE UNIQUE INDEX devices_public_key ON devices (public_key);
+	CREATE UNIQUE INDEX devices_enroll_hash ON devices (enroll_hash);`,
 }
 
 // Open opens (creating if needed) the database at path with mode 0600.

@@ -59,7 +59,7 @@ type Options struct {
 	// Assets overrides the embedded UI (tests, development: os.DirFS).
 	Assets fs.FS
 	// Link serves GET /api/v1/link, where devices dial in (a hub). It does
-	// its own authentication, by device token.
+	// its own authentication, by device key.
 	Link http.Handler
 }
 

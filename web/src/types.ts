@@ -230,6 +230,19 @@ export interface Device {
   os?: string;
   version?: string;
   last_seen?: string;
+  /** Fingerprint of the key the machine proves (SHA256:…). */
+  key?: string;
+  /** Set while another machine tries to connect with this one's identity. */
+  conflict?: DeviceConflict;
+}
+
+/** The latest connection the hub refused because the machine was already connected and answering. */
+export interface DeviceConflict {
+  at: string;
+  count: number;
+  address?: string;
+  /** What the other machine claims to be called. */
+  hostname?: string;
 }
 
 export interface DownloadRequest {

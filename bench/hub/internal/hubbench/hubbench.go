@@ -148,10 +148,12 @@ func startLocal(t *benchutil.TB, corral, dataDir string, env []string, logPath s
 	}
 }
 
-// StartAgent starts `corral agent --hub URL --token T` and waits until its
-// unix socket answers (not until it has joined the hub).
+// StartAgent starts `corral agent --hub URL` with its enrolment token in
+// $CORRAL_DEVICE_TOKEN and waits until its unix socket answers (not until
+// it has joined the hub).
 func StartAgent(t *benchutil.TB, corral, dataDir, hubURL, token string, env []string, logPath string) *Local {
-	return startLocal(t, corral, dataDir, env, logPath, "agent", "--log-level", "warn", "--hub", hubURL, "--token", token)
+	env = append(append([]string(nil), env...), "CORRAL_DEVICE_TOKEN="+token)
+	return startLocal(t, corral, dataDir, env, logPath, "agent", "--log-level", "warn", "--hub", hubURL)
 }
 
 // Serve is `corral serve` with its dashboard on a free port.
