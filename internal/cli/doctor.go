@@ -55,9 +55,9 @@ func newDoctorCmd(e *env) *cobra.Command {
 					mark = "!! "
 					bad++
 				}
-				fmt.Fprintf(e.stdout, "%s %-15s %s\n", mark, c.name, c.detail)
+				fmt.Fprintf(e.stdout, "%s %-15s %s\n", mark, c.name, safe(c.detail))
 				if !c.ok && c.fix != "" {
-					fmt.Fprintf(e.stdout, "    fix: %s\n", c.fix)
+					fmt.Fprintf(e.stdout, "    fix: %s\n", safe(c.fix))
 				}
 			}
 			if bad > 0 {

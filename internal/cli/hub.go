@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -127,7 +126,7 @@ func newHubUserCmd(e *env) *cobra.Command {
 					return err
 				}
 				fmt.Fprintln(e.stdout, tok)
-				fmt.Fprintf(e.stderr, "user %s added; the line above is their API token (shown once): corral --hub URL --token TOKEN ls\n", args[0])
+				fmt.Fprintf(e.stderr, "user %s added; the line above is their API token (shown once): corral --hub URL --token TOKEN ls\n", safe(args[0]))
 				return nil
 			})
 		},
@@ -184,12 +183,12 @@ func newHubUserCmd(e *env) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return json.NewEncoder(e.stdout).Encode(users)
+					return newJSON(e.stdout).Encode(users)
 				}
 				tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "USER\tPASSWORD\tCREATED")
 				for _, u := range users {
-					fmt.Fprintf(tw, "%s\t%v\t%s\n", u.Name, u.HasPassword, u.CreatedAt.Local().Format(time.DateTime))
+					fmt.Fprintf(tw, "%s\t%v\t%s\n", safe(u.Name), u.HasPassword, u.CreatedAt.Local().Format(time.DateTime))
 				}
 				return tw.Flush()
 			})
@@ -215,7 +214,7 @@ func newHubDeviceCmd(e *env) *cobra.Command {
 					return err
 				}
 				fmt.Fprintln(e.stdout, tok)
-				fmt.Fprintf(e.stderr, "device %s of %s added; the line above is its token (shown once): corral agent --hub URL --token TOKEN\n", args[0], user)
+				fmt.Fprintf(e.stderr, "device %s of %s added; the line above is its token (shown once): corral agent --hub URL --token TOKEN\n", safe(args[0]), safe(user))
 				return nil
 			})
 		},
@@ -246,7 +245,7 @@ func newHubDeviceCmd(e *env) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return json.NewEncoder(e.stdout).Encode(list)
+					return newJSON(e.stdout).Encode(list)
 				}
 				tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "USER\tDEVICE\tHOST\tLAST SEEN")
@@ -255,7 +254,7 @@ func newHubDeviceCmd(e *env) *cobra.Command {
 					if !d.LastSeen.IsZero() {
 						seen = d.LastSeen.Local().Format(time.DateTime)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Owner, d.Name, d.Hostname, seen)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safe(d.Owner), safe(d.Name), safe(d.Hostname), seen)
 				}
 				return tw.Flush()
 			})
