@@ -18,6 +18,7 @@ import (
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/status"
+	"github.com/corral-dev/corral/internal/termsafe"
 	"github.com/corral-dev/corral/internal/tmux"
 )
 
@@ -43,10 +44,11 @@ func (a *Agent) Subscribe(ctx context.Context, since uint64) (*events.Sub, error
 const maxNameLen = 100
 
 // sanitizeName makes a usable name out of anything (a directory's name):
-// control characters become spaces, and it is cut to the length limit.
+// control and bidi characters become spaces, and it is cut to the length
+// limit.
 func sanitizeName(name string) string {
 	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+		if termsafe.Unsafe(r) || r == utf8.RuneError {
 			return ' '
 		}
 		return r
@@ -67,8 +69,10 @@ func cleanName(name string) (string, error) {
 	if len(name) > maxNameLen {
 		return "", api.Errorf(api.CodeBadRequest, "name is longer than %d bytes", maxNameLen)
 	}
-	if !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return "", api.Errorf(api.CodeBadRequest, "name has control characters")
+	if !termsafe.Clean(name) {
+		// C0 and C1 controls steer terminals; bidi controls make a name
+		// read as another.
+		return "", api.Errorf(api.CodeBadRequest, "name has control characters (C0, C1 or bidi controls) or is not UTF-8: %s", termsafe.String(name))
 	}
 	return name, nil
 }
