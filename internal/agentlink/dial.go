@@ -37,7 +37,8 @@ func LinkURL(hub string) (string, error) {
 		u.Scheme = "wss"
 	case "http", "ws":
 		if !loopback(u.Hostname()) {
-			return "", fmt.Errorf("hub URL %q: plain http/ws only to a hub on this machine (loopback); use https", hub)
+			return "", fmt.Errorf("hub URL %q: refusing to send the device token in clear text over %s:// to %s; use https://%s (plain http only to a hub on this machine: 127.0.0.1, ::1, localhost)",
+				hub, u.Scheme, u.Hostname(), u.Host)
 		}
 		u.Scheme = "ws"
 	default:

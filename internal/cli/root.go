@@ -132,7 +132,11 @@ func (e *env) client() (*client.Client, error) {
 		if tok == "" {
 			return nil, errors.New("--hub needs --token (or $CORRAL_TOKEN)")
 		}
-		return client.HTTP(hub, tok), nil
+		c := client.HTTP(hub, tok)
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	dir, err := e.dir()
 	if err != nil {
