@@ -622,25 +622,59 @@ func (a *Agent) ListDir(ctx context.Context, device, path string) (api.DirListin
 }
 
 // inRoots resolves path (following symlinks) and checks that it lies inside
-// one of the roots. It returns the resolved path and its root.
+// one of the roots. It returns the resolved path and its root. A path
+// outside the roots is refused the same way whether or not it exists, so
+// the answer tells nothing about what is there.
 func (a *Agent) inRoots(path string) (string, string, error) {
 	if !filepath.IsAbs(path) || strings.ContainsRune(path, 0) {
 		return "", "", api.Errorf(api.CodeBadRequest, "path must be absolute: %q", path)
 	}
-	real, err := filepath.EvalSymlinks(filepath.Clean(path))
-	if err != nil {
-		return "", "", api.Errorf(api.CodeNotFound, "no such directory: %s", path)
-	}
+	real, exists := resolvePath(filepath.Clean(path))
 	for _, r := range a.cfg.Roots {
 		rr, err := filepath.EvalSymlinks(r)
 		if err != nil {
 			continue
 		}
 		if real == rr || strings.HasPrefix(real, rr+string(filepath.Separator)) || rr == "/" {
+			if !exists {
+				return "", "", api.Errorf(api.CodeNotFound, "no such directory: %s", path)
+			}
 			return real, rr, nil
 		}
 	}
 	return "", "", api.Errorf(api.CodeForbidden, "%s is outside the allowed roots (%s)", path, strings.Join(a.cfg.Roots, ", "))
+}
+
+// resolvePath follows the symlinks of path as far as it exists and keeps
+// the rest as written: where a missing path would be if it existed. A
+// dangling link counts as where it points. exists says whether all of it
+// does.
+func resolvePath(path string) (real string, exists bool) {
+	// 40 links, as Linux allows, then give up (a loop).
+	for range 40 {
+		p, rest := path, ""
+		for {
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				return filepath.Join(r, rest), rest == ""
+			}
+			if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				if t, err := os.Readlink(p); err == nil {
+					if !filepath.IsAbs(t) {
+						t = filepath.Join(filepath.Dir(p), t)
+					}
+					path = filepath.Join(t, rest)
+					break
+				}
+			}
+			parent := filepath.Dir(p)
+			if parent == p {
+				return path, false
+			}
+			rest = filepath.Join(filepath.Base(p), rest)
+			p = parent
+		}
+	}
+	return path, false
 }
 
 // Resumable lists the Claude sessions recorded for a directory.
