@@ -481,6 +481,8 @@ const (
 	// runMaxOutput keeps a result well inside the device link's 1 MiB
 	// frame even after JSON escaping.
 	runMaxOutput = 256 << 10
+	// runWaitDelay bounds the wait for output after the command exited.
+	runWaitDelay = time.Second
 )
 
 // Run runs a command beside a session: in the directory its pane is in,
@@ -526,13 +528,19 @@ func (a *Agent) Run(ctx context.Context, id string, req api.RunRequest) (api.Run
 	// Its own process group, so a timeout kills the whole pipeline.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	// A background child may hold the pipe for ever: read it this much
+	// longer after the command exits, then return.
+	cmd.WaitDelay = runWaitDelay
 	start := time.Now()
 	err = cmd.Run()
 	res := api.RunResult{Output: out.buf.String(), Truncated: out.cut, DurationMS: time.Since(start).Milliseconds()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
+	case errors.Is(err, exec.ErrWaitDelay):
+		// The command exited 0, but a process it put in the background
+		// (`cmd &`) still holds the output: keep what came, and say so.
+		res.Output += fmt.Sprintf("\ncorral: the command exited, but a process it started keeps its output open; output after %v is not shown\n", runWaitDelay)
 	case ctx.Err() == context.DeadlineExceeded:
 		res.ExitCode = 124
 		res.Output += fmt.Sprintf("\ncorral: command timed out after %v\n", timeout)
