@@ -65,7 +65,7 @@ func TestCreateValidates(t *testing.T) {
 	if recs, err := r.st.Sessions(ctxT(t)); err != nil || len(recs) != 0 {
 		t.Errorf("refused creates left database rows: %+v %v", recs, err)
 	}
-	if r.a.Tmux().Running(ctxT(t)) {
+	if up, _ := r.a.Tmux().Running(ctxT(t)); up {
 		if list, err := r.a.Tmux().ListSessions(ctxT(t)); err == nil && len(list) != 0 {
 			t.Errorf("refused creates left tmux sessions: %+v", list)
 		}

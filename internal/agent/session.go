@@ -48,6 +48,9 @@ type session struct {
 	launchedAt time.Time
 	// screenChecks counts looks at the screen while starting.
 	screenChecks int
+	// lost: its pane died with the tmux server and could not be started
+	// again yet.
+	lost bool
 }
 
 // transcript is the path of the session's Claude transcript: the one
