@@ -83,7 +83,13 @@ type Agent struct {
 	reconcile chan struct{}
 	persistCh chan struct{}
 	dirty     map[string]bool
-	serverPID int
+	// deletes are sessions whose database row is still to be deleted.
+	deletes map[string]bool
+	// persistErr is the last failed database write, since persistFailing;
+	// nil once a write succeeds.
+	persistErr     error
+	persistFailing time.Time
+	serverPID      int
 	// reserved holds names of sessions being created.
 	reserved map[string]bool
 
@@ -159,6 +165,7 @@ func New(cfg Config) (*Agent, error) {
 		reconcile: make(chan struct{}, 1),
 		persistCh: make(chan struct{}, 1),
 		dirty:     map[string]bool{},
+		deletes:   map[string]bool{},
 		reserved:  map[string]bool{},
 	}, nil
 }
@@ -280,7 +287,14 @@ func (a *Agent) Close() error {
 	}
 	a.wg.Wait()
 	a.streams.Close()
-	return a.flush(context.Background())
+	if err := a.flush(context.Background()); err != nil {
+		a.mu.Lock()
+		n := len(a.dirty) + len(a.deletes)
+		a.mu.Unlock()
+		a.log.Error("database: session changes not saved at exit", "count", n, "err", err)
+		return err
+	}
+	return nil
 }
 
 // Version describes the agent.
@@ -288,6 +302,9 @@ func (a *Agent) Version(ctx context.Context) api.VersionInfo {
 	v := api.VersionInfo{Version: version.String(), DataDir: a.cfg.DataDir, PID: os.Getpid(), StartedAt: a.started}
 	if tv, err := a.tmux.Version(ctx); err == nil {
 		v.Tmux = tv
+	}
+	if p := a.persistProblem(); p != "" {
+		v.Problems = append(v.Problems, p)
 	}
 	return v
 }

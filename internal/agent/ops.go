@@ -150,7 +150,7 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 	}
 	if err := a.launch(ctx, s, req.Resume, req.Cols, req.Rows); err != nil {
 		a.storeMu.Lock()
-		a.store.DeleteSession(context.Background(), s.id)
+		a.dropRecord(context.Background(), s.id)
 		a.storeMu.Unlock()
 		return api.Session{}, err
 	}
@@ -297,9 +297,7 @@ func (a *Agent) Kill(ctx context.Context, id string) error {
 	if err := a.tmux.KillSession(ctx, id); err != nil && !errors.Is(err, tmux.ErrNoSession) && !errors.Is(err, tmux.ErrNoServer) {
 		a.log.Warn("kill session", "id", id, "err", err)
 	}
-	if err := a.store.DeleteSession(context.Background(), id); err != nil {
-		a.log.Error("delete session", "id", id, "err", err)
-	}
+	a.dropRecord(context.Background(), id)
 	a.bus.Remove(id)
 	a.log.Info("session killed", "id", id, "name", s.name)
 	return nil

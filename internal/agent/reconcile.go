@@ -408,7 +408,6 @@ func (a *Agent) restore(ctx context.Context) error {
 		return fmt.Errorf("load sessions: %w", err)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	list := make([]api.Session, 0, len(recs))
 	var dead []string
 	for _, r := range recs {
@@ -424,10 +423,9 @@ func (a *Agent) restore(ctx context.Context) error {
 		a.markDirtyLocked(s.id)
 	}
 	a.bus.Load(list)
+	a.mu.Unlock()
 	for _, id := range dead {
-		if err := a.store.DeleteSession(ctx, id); err != nil {
-			a.log.Error("delete session", "id", id, "err", err)
-		}
+		a.dropRecord(ctx, id)
 	}
 	if len(recs) > 0 {
 		a.log.Info("sessions restored", "count", len(recs))
