@@ -92,6 +92,8 @@ type Agent struct {
 	serverPID      int
 	// reserved holds names of sessions being created.
 	reserved map[string]bool
+	// adopted: the tmux sessions the database did not know were taken in.
+	adopted bool
 
 	// storeMu orders database writes, so a late batch of states cannot
 	// bring back a session that Kill just deleted.

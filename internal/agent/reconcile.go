@@ -156,6 +156,9 @@ func (a *Agent) reconcileOnce() error {
 		return a.recreateAll(ctx)
 	}
 	a.watchServer()
+	// Panes the database does not know (it was lost): taken in before the
+	// round below verifies them; they are in the list already.
+	a.adoptOnce(ctx)
 	alive := make(map[string]tmux.SessionInfo, len(list))
 	for _, info := range list {
 		alive[info.Name] = info

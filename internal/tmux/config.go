@@ -175,22 +175,28 @@ func (s *Server) EnsureRunning(ctx context.Context) error {
 }
 
 // KillServer stops the server and every session in it, and returns once
-// the socket no longer answers. No server is not an error.
+// that server process is gone (a new one may already answer on the socket,
+// started by someone else). No server is not an error.
 func (s *Server) KillServer(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	pid, err := s.ServerPID(ctx)
+	if errors.Is(err, ErrNoServer) {
+		return nil
+	}
 	if _, err := s.run(ctx, "kill-server"); err != nil && !errors.Is(err, ErrNoServer) {
 		return err
 	}
-	for {
-		up, err := s.Running(ctx)
-		if !up && err == nil {
-			return nil
-		}
-		// A server going away may answer "server exited unexpectedly":
-		// ask again until it says none runs.
+	// Gone: none answers, or another one (started since). A server going
+	// away may answer "server exited unexpectedly": ask again.
+	gone := func() bool {
+		cur, err := s.ServerPID(ctx)
+		return errors.Is(err, ErrNoServer) || err == nil && pid > 0 && cur != pid
+	}
+	for !gone() {
 		if err := pause(ctx); err != nil {
-			return fmt.Errorf("tmux: server on %s still answers after kill-server: %w", s.socket, err)
+			return fmt.Errorf("tmux: server on %s still runs after kill-server: %w", s.socket, err)
 		}
 	}
+	return nil
 }
