@@ -68,6 +68,9 @@ func hostileHub(t *testing.T) *httptest.Server {
 	mux.HandleFunc("POST /api/v1/sessions/{id}/download", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, api.DownloadResult{Path: "/tmp/" + evil, Size: 1, SHA256: "00" + evil})
 	})
+	mux.HandleFunc("POST /api/v1/sessions/{id}/answer", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, api.AnswerResult{Answered: "1. Yes" + evil})
+	})
 	mux.HandleFunc("GET /api/v1/resumable", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, []api.Resumable{{ID: "0f8fad5b" + evil, FirstPrompt: "prompt" + evil, LastActivity: now}})
 	})
@@ -109,6 +112,7 @@ func TestOutputIsEscaped(t *testing.T) {
 		{[]string{"resumable", "/tmp"}, `prompt\x1b]52`},
 		{[]string{"new", "--dir", "/tmp"}, `ab\x1b]52`},
 		{[]string{"download", "ab", "https://example.com/f"}, `\u202eexe.txt`},
+		{[]string{"answer", "ab", "1", "--dialog", "d1"}, `1. Yes\x1b]52`},
 	} {
 		r := in.run(append(hubArgs, c.args...)...)
 		out := r.stdout + r.stderr
@@ -182,7 +186,7 @@ func TestHubDeviceLsEscapes(t *testing.T) {
 		if _, err := acc.AddUser(ctx, "alice", ""); err != nil {
 			return err
 		}
-		d, _, err := acc.AddDevice(ctx, "alice", "laptop")
+		d, _, err := acc.AddDevice(ctx, "alice", "laptop", time.Hour)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/store"
@@ -34,7 +35,7 @@ func TestNamesRefuseControls(t *testing.T) {
 		if err != nil && !termsafe.Clean(err.Error()) {
 			t.Errorf("user name %q: the error carries it raw: %q", bad, err)
 		}
-		if _, _, err := a.AddDevice(ctx, "alice", bad); !errors.Is(err, api.ErrBadRequest) {
+		if _, _, err := a.AddDevice(ctx, "alice", bad, time.Hour); !errors.Is(err, api.ErrBadRequest) {
 			t.Errorf("device name %q: %v", bad, err)
 		}
 	}
