@@ -421,6 +421,9 @@ type VersionInfo struct {
 	DataDir   string    `json:"data_dir"`
 	PID       int       `json:"pid"`
 	StartedAt time.Time `json:"started_at"`
+	// Problems are what the daemon cannot do right now and keeps trying,
+	// such as saving to its database; `corral doctor` shows them.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Describe says in a few words what a dialog asks, the same everywhere it

@@ -24,7 +24,7 @@ func newVersionCmd(e *env) *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Second)
 			defer cancel()
 			if v, err := c.Version(ctx); err == nil && v.Version != version.String() {
-				fmt.Fprintf(e.stdout, "daemon %s (pid %d) — restart it to run this version\n", v.Version, v.PID)
+				fmt.Fprintf(e.stdout, "daemon %s (pid %d) — restart it to run this version\n", safe(v.Version), v.PID)
 			}
 			return nil
 		},

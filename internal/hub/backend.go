@@ -257,7 +257,11 @@ func (h *Hub) Subscribe(ctx context.Context, since uint64) (httpapi.Subscription
 }
 
 func (h *Hub) Version(ctx context.Context) api.VersionInfo {
-	return api.VersionInfo{Version: version.String(), PID: os.Getpid()}
+	v := api.VersionInfo{Version: version.String(), PID: os.Getpid()}
+	if p := h.saves.problem(); p != "" {
+		v.Problems = append(v.Problems, p)
+	}
+	return v
 }
 
 // OpenTerminal relays a session's terminal from its device (web.Backend).
