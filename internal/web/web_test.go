@@ -30,6 +30,7 @@ import (
 )
 
 type fixture struct {
+	dir   string
 	srv   *httptest.Server
 	ag    *agent.Agent
 	auth  *web.Auth
@@ -96,7 +97,7 @@ func newFixture(t *testing.T) *fixture {
 		st.Close()
 		os.RemoveAll(dir)
 	})
-	return &fixture{srv: srv, ag: ag, auth: auth, st: st, token: accounts.AccessToken()}
+	return &fixture{dir: dir, srv: srv, ag: ag, auth: auth, st: st, token: accounts.AccessToken()}
 }
 
 func (f *fixture) url(p string) string { return f.srv.URL + p }

@@ -1,0 +1,88 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/corral-dev/corral/internal/datadir"
+)
+
+// tmuxOut runs a tmux command on the fixture's private server.
+func (f *fixture) tmuxOut(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := execCommand("tmux", append([]string{"-S", datadir.Socket(f.dir, datadir.TmuxSocket)}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("tmux %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (f *fixture) clients(t *testing.T) []string {
+	out := f.tmuxOut(t, "list-clients", "-F", "#{client_tty}")
+	if out == "" {
+		return nil
+	}
+	return strings.Split(out, "\n")
+}
+
+// TestRefusedTerminalSpawnsNothing: a terminal request that is refused (a
+// foreign Origin, not a WebSocket at all) attaches no tmux client and does
+// not resize the window; the terminal is opened only once the WebSocket is
+// accepted.
+func TestRefusedTerminalSpawnsNothing(t *testing.T) {
+	f := newFixture(t)
+	id := f.shell(t)
+	size := func() string { return f.tmuxOut(t, "display-message", "-p", "-t", "="+id+":", "#{window_width}x#{window_height}") }
+	before := size()
+	wsURL := "ws" + strings.TrimPrefix(f.url("/api/v1/sessions/"+id+"/terminal"), "http") + "?cols=13&rows=7"
+	auth := http.Header{"Authorization": {"Bearer " + f.token}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for range 3 {
+		// Another site's page, with the person's credential.
+		h := auth.Clone()
+		h.Set("Origin", "http://evil.example")
+		_, resp, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: h})
+		if err == nil || resp == nil || resp.StatusCode != 403 {
+			t.Fatalf("foreign origin: %v %v", err, status(resp))
+		}
+		// A plain GET: no upgrade.
+		req, _ := http.NewRequestWithContext(ctx, "GET", f.url("/api/v1/sessions/"+id+"/terminal?cols=13&rows=7"), nil)
+		req.Header = auth.Clone()
+		r2, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2.Body.Close()
+		if r2.StatusCode != http.StatusUpgradeRequired {
+			t.Fatalf("plain GET: %d", r2.StatusCode)
+		}
+	}
+	if got := size(); got != before {
+		t.Errorf("refused requests resized the window: %s, was %s", got, before)
+	}
+	// A real viewer now: once its output flows its own client is attached,
+	// and it is the only one.
+	tm := f.openTerm(t, id, "", 0)
+	tm.input(t, "echo v-$((40+2))\r")
+	tm.until(t, "v-42")
+	if c := f.clients(t); len(c) != 1 {
+		t.Errorf("tmux clients with one viewer: %q", c)
+	}
+	tm.c.Close(websocket.StatusNormalClosure, "")
+
+	// A session that does not exist: accepted, then closed with 4404.
+	c, _, err := websocket.Dial(ctx, strings.Replace(wsURL, id, "nope", 1), &websocket.DialOptions{HTTPHeader: auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.Read(ctx)
+	if st := websocket.CloseStatus(err); st != 4404 {
+		t.Fatalf("unknown session: close %v (%v), want 4404", st, err)
+	}
+}
