@@ -37,7 +37,9 @@ func (f *fixture) clients(t *testing.T) []string {
 func TestRefusedTerminalSpawnsNothing(t *testing.T) {
 	f := newFixture(t)
 	id := f.shell(t)
-	size := func() string { return f.tmuxOut(t, "display-message", "-p", "-t", "="+id+":", "#{window_width}x#{window_height}") }
+	size := func() string {
+		return f.tmuxOut(t, "display-message", "-p", "-t", "="+id+":", "#{window_width}x#{window_height}")
+	}
 	before := size()
 	wsURL := "ws" + strings.TrimPrefix(f.url("/api/v1/sessions/"+id+"/terminal"), "http") + "?cols=13&rows=7"
 	auth := http.Header{"Authorization": {"Bearer " + f.token}}
