@@ -99,13 +99,19 @@ func (in *install) environ() []string {
 
 // startDaemon runs `corral serve` (this binary) and waits until it answers.
 func (in *install) startDaemon() {
+	in.t.Helper()
+	// No web dashboard: its fixed default port would collide between tests.
+	in.startDaemonWith("--listen=")
+}
+
+// startDaemonWith is startDaemon with more arguments for serve.
+func (in *install) startDaemonWith(args ...string) {
 	t := in.t
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
-	// No web dashboard: its fixed default port would collide between tests.
-	cmd := exec.Command(testExe(t), "serve", "--log-level", "debug", "--listen=")
+	cmd := exec.Command(testExe(t), append([]string{"serve", "--log-level", "debug"}, args...)...)
 	cmd.Env = in.environ()
 	cmd.Dir = in.proj
 	cmd.Stdout, cmd.Stderr = in.log, in.log

@@ -3,13 +3,16 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/web"
 )
 
 // tmuxOut runs a tmux command on the fixture's private server.
@@ -86,5 +89,24 @@ func TestRefusedTerminalSpawnsNothing(t *testing.T) {
 	_, _, err = c.Read(ctx)
 	if st := websocket.CloseStatus(err); st != 4404 {
 		t.Fatalf("unknown session: close %v (%v), want 4404", st, err)
+	}
+}
+
+// TestHSTSUnderTLS: a dashboard that serves HTTPS itself tells browsers to
+// stay on it; one on plain HTTP (loopback, or behind a TLS proxy that sets
+// its own) does not.
+func TestHSTSUnderTLS(t *testing.T) {
+	f := newFixture(t)
+	for _, tls := range []bool{true, false} {
+		h := web.New(backend{f.ag}, web.Options{Store: f.st, Auth: f.auth, Loopback: true, TLS: tls,
+			Assets: fstest.MapFS{"index.html": {Data: []byte("x")}}})
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Host = "127.0.0.1:7777"
+		h.ServeHTTP(rec, req)
+		got := rec.Header().Get("Strict-Transport-Security")
+		if tls && !strings.HasPrefix(got, "max-age=") || !tls && got != "" {
+			t.Errorf("TLS %v: Strict-Transport-Security %q", tls, got)
+		}
 	}
 }

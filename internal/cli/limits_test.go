@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// TestDaemonConnectionCap: another local user who opens idle connections to
+// the dashboard's port beyond --max-connections has them closed at once,
+// and the daemon goes on serving its owner, on its socket and on TCP.
+func TestDaemonConnectionCap(t *testing.T) {
+	in := newInstall(t)
+	in.startDaemonWith("--listen", "127.0.0.1:0", "--max-connections", "8")
+	m := regexp.MustCompile(`open http://(127\.0\.0\.1:\d+)/`).FindStringSubmatch(in.log.String())
+	if m == nil {
+		t.Fatalf("no dashboard address in the log:\n%s", in.log.String())
+	}
+	addr := m[1]
+	for range 8 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	for i := range 40 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			continue // refused: as good
+		}
+		// Closed well before the 10 s an idle connection may wait for its
+		// request's headers.
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		_, err = io.Copy(io.Discard, c)
+		c.Close()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("connection %d beyond the cap of 8 stayed open", 8+i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := in.c.Version(ctx); err != nil {
+		t.Fatalf("the owner's socket: %v", err)
+	}
+	in.must("ls")
+}
