@@ -59,23 +59,31 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 		a.log.Debug("delivery from a process corral does not run", "kind", h.Kind, "pid", h.PID, "session", h.Session)
 		return
 	}
-	if h.Truncated {
-		a.log.Warn("hook payload over the size limit was dropped", "session", s.id)
+	if h.Truncated && h.Kind != hook.KindHook {
+		a.warnDelivery("status line input over the size limit was dropped", "session", s.id)
 		return
 	}
 	switch h.Kind {
 	case hook.KindStatusLine:
 		sl, err := claude.ParseStatusLine(payload)
 		if err != nil {
-			a.log.Warn("bad status line input", "session", s.id, "err", err)
+			a.warnDelivery("bad status line input", "session", s.id, "err", err)
 			return
 		}
 		a.absorbStatusLineLocked(s, sl)
 	case hook.KindHook:
-		p, err := claude.ParseHook(payload)
+		parse := claude.ParseHook
+		if h.Truncated {
+			// Cut at the limit: the event and its tool, without the input.
+			parse = claude.ParseHookPrefix
+		}
+		p, err := parse(payload)
 		if err != nil {
-			a.log.Warn("bad hook payload", "session", s.id, "err", err)
+			a.warnDelivery("bad hook payload", "session", s.id, "truncated", h.Truncated, "err", err)
 			return
+		}
+		if h.Truncated {
+			a.warnDelivery("hook payload over the size limit; read without its tool input", "session", s.id, "event", p.HookEventName, "tool", p.ToolName)
 		}
 		if h.ClaudePID > 0 && s.kind != api.KindExternal && s.claudePID != h.ClaudePID {
 			s.claudePID = h.ClaudePID
