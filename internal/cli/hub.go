@@ -19,6 +19,7 @@ import (
 
 type hubFlags struct {
 	webFlags
+	notifyFlags
 	logLevel string
 }
 
@@ -45,6 +46,7 @@ loopback (docs/hub.md).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	addWebFlags(fl, &f.webFlags, "address to serve the dashboard, the API and the device link on")
+	addNotifyFlags(fl, &f.notifyFlags)
 	cmd.AddCommand(newHubUserCmd(e), newHubDeviceCmd(e))
 	return cmd
 }
@@ -58,7 +60,7 @@ func runHub(ctx context.Context, e *env, f hubFlags) error {
 	accounts := hub.NewAccounts(d.store)
 	nctx, stopNotify := context.WithCancel(context.Background())
 	defer stopNotify()
-	notifier, err := notify.New(nctx, d.store, notify.Options{Logger: d.log})
+	notifier, err := notify.New(nctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
 	if err != nil {
 		return err
 	}

@@ -50,3 +50,23 @@ func TestDaemonConnectionCap(t *testing.T) {
 	}
 	in.must("ls")
 }
+
+func TestPushSubjectDefault(t *testing.T) {
+	cases := []struct {
+		nf   notifyFlags
+		wf   webFlags
+		want string
+	}{
+		{notifyFlags{pushSubject: "mailto:me@example.org"}, webFlags{allowHosts: []string{"hub.example.com"}}, "mailto:me@example.org"},
+		{notifyFlags{}, webFlags{allowHosts: []string{"localhost", "hub.example.com:443"}}, "https://hub.example.com"},
+		{notifyFlags{}, webFlags{listen: "corral.example.net:443", tlsCert: "c", tlsKey: "k"}, "https://corral.example.net"},
+		{notifyFlags{}, webFlags{listen: "0.0.0.0:443", tlsCert: "c", tlsKey: "k"}, ""},
+		{notifyFlags{}, webFlags{listen: "127.0.0.1:7777"}, ""},
+		{notifyFlags{}, webFlags{allowHosts: []string{"box.local"}}, ""},
+	}
+	for _, c := range cases {
+		if got := c.nf.subject(c.wf); got != c.want {
+			t.Errorf("%+v %+v: %q, want %q", c.nf, c.wf, got, c.want)
+		}
+	}
+}

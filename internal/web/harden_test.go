@@ -1,7 +1,9 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +14,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/hub"
+	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/web"
 )
 
@@ -108,5 +112,74 @@ func TestHSTSUnderTLS(t *testing.T) {
 		if tls && !strings.HasPrefix(got, "max-age=") || !tls && got != "" {
 			t.Errorf("TLS %v: Strict-Transport-Security %q", tls, got)
 		}
+	}
+}
+
+// TestPushSubscriptionsScopedToTheirUser: on a hub with two users, bob can
+// neither take over alice's push endpoint (409: his browser must make a new
+// subscription) nor delete it.
+func TestPushSubscriptionsScopedToTheirUser(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	acc := hub.NewAccounts(f.st)
+	aliceTok, err := acc.AddUser(ctx, "alice", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobTok, err := acc.AddUser(ctx, "bob", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := web.NewAuth(ctx, f.st, acc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := notify.New(ctx, f.st, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(web.New(backend{f.ag}, web.Options{Store: f.st, Notifier: n, Auth: auth, Loopback: true,
+		Assets: fstest.MapFS{"index.html": {Data: []byte("x")}}}))
+	defer srv.Close()
+	do := func(tok, method string, body any) int {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, srv.URL+"/api/v1/push/subscriptions", bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	sub := func(auth string) map[string]any {
+		return map[string]any{"endpoint": "https://push.example.com/alice-browser",
+			"keys": map[string]string{"p256dh": "BAlicesKey", "auth": auth}}
+	}
+	if code := do(aliceTok, "POST", sub("alice-secret")); code != 201 {
+		t.Fatalf("alice subscribes: %d", code)
+	}
+	if code := do(aliceTok, "POST", sub("alice-secret-2")); code != 201 {
+		t.Fatalf("alice renews her own: %d", code)
+	}
+	if code := do(bobTok, "POST", sub("bob-secret")); code != http.StatusConflict {
+		t.Errorf("bob takes over alice's endpoint: %d, want 409", code)
+	}
+	if code := do(bobTok, "DELETE", map[string]string{"endpoint": "https://push.example.com/alice-browser"}); code != 204 {
+		t.Errorf("bob's delete: %d", code)
+	}
+	subs, err := f.st.PushSubscriptions(ctx, "alice")
+	if err != nil || len(subs) != 1 || subs[0].Auth != "alice-secret-2" {
+		t.Fatalf("alice's subscriptions after bob: %+v %v", subs, err)
+	}
+	if subs, _ := f.st.PushSubscriptions(ctx, "bob"); len(subs) != 0 {
+		t.Fatalf("bob holds %+v", subs)
+	}
+	if code := do(aliceTok, "DELETE", map[string]string{"endpoint": "https://push.example.com/alice-browser"}); code != 204 {
+		t.Fatalf("alice's delete: %d", code)
+	}
+	if subs, _ := f.st.PushSubscriptions(ctx, "alice"); len(subs) != 0 {
+		t.Fatalf("alice's own delete left %+v", subs)
 	}
 }

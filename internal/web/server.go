@@ -328,7 +328,7 @@ func (s *Server) pushUnsubscribe(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "want {\"endpoint\": ...}"))
 		return
 	}
-	if err := s.opts.Notifier.Unsubscribe(r.Context(), req.Endpoint); err != nil {
+	if err := s.opts.Notifier.Unsubscribe(r.Context(), identity.User(r.Context()), req.Endpoint); err != nil {
 		httpapi.WriteError(w, api.AsError(err))
 		return
 	}
