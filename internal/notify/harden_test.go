@@ -182,4 +182,3 @@ func mustStore(t *testing.T) *store.Store {
 	t.Cleanup(func() { st.Close() })
 	return st
 }
-
