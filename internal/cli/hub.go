@@ -20,7 +20,8 @@ import (
 type hubFlags struct {
 	webFlags
 	notifyFlags
-	logLevel string
+	logLevel    string
+	maxSessions int
 }
 
 func newHubCmd(e *env) *cobra.Command {
@@ -47,6 +48,7 @@ loopback (docs/hub.md).`,
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	addWebFlags(fl, &f.webFlags, "address to serve the dashboard, the API and the device link on")
 	addNotifyFlags(fl, &f.notifyFlags)
+	fl.IntVar(&f.maxSessions, "max-device-sessions", hub.DefaultMaxSessions, "sessions one device may have listed (and kept); more are ignored")
 	cmd.AddCommand(newHubUserCmd(e), newHubDeviceCmd(e))
 	return cmd
 }
@@ -65,7 +67,7 @@ func runHub(ctx context.Context, e *env, f hubFlags) error {
 		return err
 	}
 	defer notifier.Wait()
-	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.store, Accounts: accounts,
+	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.store, Accounts: accounts, MaxSessions: f.maxSessions,
 		OnUser: func(user string, bus *events.Bus) { notifier.Run(nctx, user, bus) }})
 	if err != nil {
 		return err
