@@ -3,10 +3,8 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/corral-dev/corral/internal/hook"
@@ -54,13 +52,13 @@ func (a *Agent) serveHooks(ln net.Listener) {
 func (a *Agent) handleHookConn(c net.Conn) {
 	defer c.Close()
 	if err := checkPeer(c); err != nil {
-		a.warnDelivery("hook delivery refused", "err", err)
+		a.warn("hook delivery refused", "err", err)
 		return
 	}
 	_ = c.SetReadDeadline(time.Now().Add(hookReadTimeout))
 	h, payload, err := hook.Read(c, hook.MaxPayload)
 	if err != nil {
-		a.warnDelivery("bad hook delivery", "err", err)
+		a.warn("bad hook delivery", "err", err)
 		return
 	}
 	a.onDelivery(h, payload)
@@ -76,46 +74,4 @@ func checkPeer(c net.Conn) error {
 		return fmt.Errorf("from a process of uid %d, not this agent's %d", uid, os.Getuid())
 	}
 	return nil
-}
-
-// warnDelivery logs a warning about a bad delivery, rate-limited: a process
-// that sends junk in a loop must not flood the log.
-func (a *Agent) warnDelivery(msg string, args ...any) {
-	a.hookWarn.warn(a.log, time.Now(), msg, args...)
-}
-
-// The rate of warnings about deliveries: deliveryWarnBurst per
-// deliveryWarnWindow, then one line saying how many were left out.
-const (
-	deliveryWarnBurst  = 10
-	deliveryWarnWindow = time.Minute
-)
-
-// rateLog lets through a burst of warnings per window and counts the rest;
-// its zero value is ready.
-type rateLog struct {
-	mu      sync.Mutex
-	start   time.Time // of the current window
-	n       int       // warnings logged in it
-	dropped int       // and left out
-}
-
-func (r *rateLog) warn(log *slog.Logger, now time.Time, msg string, args ...any) {
-	r.mu.Lock()
-	if now.Sub(r.start) >= deliveryWarnWindow {
-		if r.dropped > 0 {
-			log.Warn("more warnings about hook deliveries were left out", "count", r.dropped, "in", now.Sub(r.start).Round(time.Second))
-		}
-		r.start, r.n, r.dropped = now, 0, 0
-	}
-	ok := r.n < deliveryWarnBurst
-	if ok {
-		r.n++
-	} else {
-		r.dropped++
-	}
-	r.mu.Unlock()
-	if ok {
-		log.Warn(msg, args...)
-	}
 }

@@ -65,9 +65,10 @@ type conn struct {
 
 // linkStream is one terminal stream sent over the link.
 type linkStream struct {
-	num    uint32
-	st     *term.Stream
-	cancel context.CancelFunc
+	num     uint32
+	session string
+	st      *term.Stream
+	cancel  context.CancelFunc
 
 	mu    sync.Mutex
 	acked uint64
@@ -230,6 +231,8 @@ func (cn *conn) onFrame(f link.Frame) {
 	cn.mu.Unlock()
 	if ls != nil {
 		ls.st.Write(f.Data)
+		// Keys typed in a terminal may answer a dialog on its screen.
+		cn.o.Agent.TerminalInput(ls.session)
 	}
 }
 
@@ -260,7 +263,19 @@ func (cn *conn) handle(ctx context.Context, m link.Msg) (any, error) {
 		if err := m.DecodeArgs(&a); err != nil {
 			return nil, err
 		}
-		return link.Empty{}, ag.SendText(ctx, a.ID, api.InputRequest{Text: a.Text, Enter: a.Enter})
+		return link.Empty{}, ag.SendText(ctx, a.ID, api.InputRequest{Text: a.Text, Enter: a.Enter, ClearDraft: a.ClearDraft})
+	case link.OpAnswer:
+		var a link.AnswerArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.Answer(ctx, a.ID, a.AnswerRequest)
+	case link.OpRestart:
+		var a link.RestartArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.Restart(ctx, a.ID, api.RestartRequest{Resume: a.Resume})
 	case link.OpKeys:
 		var a link.KeysArgs
 		if err := m.DecodeArgs(&a); err != nil {
@@ -353,7 +368,7 @@ func (cn *conn) openStream(ctx context.Context, a link.TermOpenArgs) (link.TermO
 		return link.TermOpenResult{}, err
 	}
 	sctx, cancel := context.WithCancel(cn.ctx)
-	ls := &linkStream{num: a.Stream, st: st, cancel: cancel, acked: from, wake: make(chan struct{})}
+	ls := &linkStream{num: a.Stream, session: a.ID, st: st, cancel: cancel, acked: from, wake: make(chan struct{})}
 	cn.mu.Lock()
 	if old := cn.streams[a.Stream]; old != nil {
 		old.cancel()

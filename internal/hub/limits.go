@@ -140,11 +140,29 @@ func cleanSession(s api.Session) (api.Session, error) {
 	for i, a := range s.Args {
 		s.Args[i] = label(a, maxPath)
 	}
+	if len(s.Subagents) > maxOptions {
+		s.Subagents = s.Subagents[:maxOptions]
+	}
+	subs := make([]api.Subagent, len(s.Subagents))
+	for i, sa := range s.Subagents {
+		sa.Description, sa.Type = text(sa.Description), label(sa.Type, maxLabel)
+		subs[i] = sa
+	}
+	if s.Subagents != nil {
+		s.Subagents = subs
+	}
+	if s.Todos != nil {
+		t := *s.Todos
+		t.Current = text(t.Current)
+		s.Todos = &t
+	}
 	if w := s.WaitingFor; w != nil {
 		c := *w
+		c.DialogID = label(c.DialogID, maxLabel)
 		c.Kind = label(c.Kind, maxLabel)
 		c.Tool = label(c.Tool, maxLabel)
-		c.Message = text(c.Message)
+		c.Message, c.Title, c.Question, c.Body, c.Summary = text(c.Message), text(c.Title), text(c.Question), text(c.Body), text(c.Summary)
+		c.Plan = clipBytes(cleanText(c.Plan, true), maxRaw)
 		if len(c.Input) > maxRaw {
 			c.Input = nil
 		}
@@ -156,18 +174,33 @@ func cleanSession(s api.Session) (api.Session, error) {
 		}
 		opts := make([]api.Option, len(c.Options))
 		for i, o := range c.Options {
-			o.Label = label(o.Label, maxLabel)
-			if len(o.Keys) > 8 {
-				o.Keys = o.Keys[:8]
-			}
-			keys := make([]string, len(o.Keys))
-			for j, k := range o.Keys {
-				keys[j] = label(k, 32)
-			}
-			o.Keys = keys
+			o.Label, o.Description = label(o.Label, maxLabel), text(o.Description)
 			opts[i] = o
 		}
-		c.Options = opts
+		if c.Options != nil {
+			c.Options = opts
+		}
+		if len(c.Questions) > maxOptions {
+			c.Questions = c.Questions[:maxOptions]
+		}
+		qs := make([]api.Question, len(c.Questions))
+		for i, q := range c.Questions {
+			q.Header, q.Question = label(q.Header, maxLabel), text(q.Question)
+			if len(q.Options) > maxOptions {
+				q.Options = q.Options[:maxOptions]
+			}
+			qo := make([]api.QuestionOption, len(q.Options))
+			for j, o := range q.Options {
+				qo[j] = api.QuestionOption{Label: label(o.Label, maxLabel), Description: text(o.Description)}
+			}
+			if q.Options != nil {
+				q.Options = qo
+			}
+			qs[i] = q
+		}
+		if c.Questions != nil {
+			c.Questions = qs
+		}
 		s.WaitingFor = &c
 	}
 	return s, nil
