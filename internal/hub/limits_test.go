@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/link"
@@ -190,4 +191,32 @@ flood:
 	if s.Name == fmt.Sprintf("n%d", sent) {
 		t.Errorf("the last of %d events was applied: nothing was dropped", sent)
 	}
+}
+
+// FuzzCleanSession: whatever a device sends, a session that is kept has a
+// valid id and status, and strings of valid UTF-8 without control or bidi
+// characters, within their lengths.
+func FuzzCleanSession(f *testing.F) {
+	f.Add("abc", "idle", "name\x1b[31m", "/dir\u202e", "msg\n\x07")
+	f.Add("ABC", "busy", "\xff\xfe", "", "")
+	f.Fuzz(func(t *testing.T, id, status, name, dir, msg string) {
+		s, err := cleanSession(api.Session{ID: id, Status: api.Status(status), Name: name, Dir: dir, LastMessage: msg,
+			WaitingFor: &api.Waiting{Message: msg, Title: name, Options: []api.Option{{Label: name}}}})
+		if err != nil {
+			return
+		}
+		if !validSessionID(s.ID) || !s.Status.Valid() {
+			t.Fatalf("kept %q %q", s.ID, s.Status)
+		}
+		for _, v := range []string{s.Name, s.Dir, s.WaitingFor.Options[0].Label} {
+			if !utf8.ValidString(v) || strings.ContainsFunc(v, func(r rune) bool { return dropRune(r, false) }) || len(v) > maxPath {
+				t.Fatalf("label %q not clean", v)
+			}
+		}
+		for _, v := range []string{s.LastMessage, s.WaitingFor.Message, s.WaitingFor.Title} {
+			if !utf8.ValidString(v) || strings.ContainsFunc(v, func(r rune) bool { return dropRune(r, true) }) || len(v) > maxText {
+				t.Fatalf("text %q not clean", v)
+			}
+		}
+	})
 }
