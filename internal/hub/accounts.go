@@ -17,6 +17,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
 )
 
@@ -138,6 +139,17 @@ func (a *Accounts) RemoveUser(ctx context.Context, name string) error {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM devices WHERE owner = ?`, name); err != nil {
+		return err
+	}
+	// The user's notifications go too: a user added later under the same
+	// name must not have the old one's browsers and webhook alerted.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM push_subscriptions WHERE user = ?`, name); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM notifications WHERE user = ?`, name); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE key = ?`, notify.WebhookKey(name)); err != nil {
 		return err
 	}
 	return tx.Commit()

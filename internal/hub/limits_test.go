@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/link"
+	"github.com/corral-dev/corral/internal/notify"
+	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
@@ -219,4 +222,48 @@ func FuzzCleanSession(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRemovedUserLeavesNoNotifications: a user removed and added again
+// under the same name does not inherit the old one's push subscriptions,
+// webhook or notification log, even in a hub that was running meanwhile
+// (the removal is made by `hub user rm`, another process).
+func TestRemovedUserLeavesNoNotifications(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(filepath.Join(t.TempDir(), "hub.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	acc := NewAccounts(st)
+	if _, err := acc.AddUser(ctx, "carol", ""); err != nil {
+		t.Fatal(err)
+	}
+	n, err := notify.New(ctx, st, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.SetWebhook(ctx, "carol", "https://ntfy.sh/old-carol"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutPushSubscription(ctx, store.PushSubscription{Endpoint: "https://push.example.com/old-carol", P256dh: "k", Auth: "a", User: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddNotification(ctx, store.Notification{User: "carol", SessionID: "s", SessionName: "secret-project", Reason: "review"}); err != nil {
+		t.Fatal(err)
+	}
+	if n.Webhook(ctx, "carol") == "" {
+		t.Fatal("no webhook")
+	}
+	if err := NewAccounts(st).RemoveUser(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := acc.AddUser(ctx, "carol", ""); err != nil {
+		t.Fatal(err)
+	}
+	subs, _ := st.PushSubscriptions(ctx, "carol")
+	log, _ := st.Notifications(ctx, "carol", 10)
+	if w := n.Webhook(ctx, "carol"); w != "" || len(subs) != 0 || len(log) != 0 {
+		t.Fatalf("the new carol inherited webhook %q, subscriptions %+v, log %+v", w, subs, log)
+	}
 }

@@ -46,9 +46,7 @@ type Notifier struct {
 	// allowPrivate: targets may be local (Options.AllowPrivate).
 	allowPrivate bool
 
-	mu       sync.Mutex
-	webhooks map[string]string // by user
-	sending  sync.WaitGroup
+	sending sync.WaitGroup
 }
 
 // Options configure a Notifier.
@@ -137,8 +135,7 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Notifier, error) 
 	if err := CheckSubject(opts.Subject); err != nil {
 		return nil, err
 	}
-	n := &Notifier{store: st, log: opts.Logger, client: opts.Client, subscriber: subscriber(opts.Subject), allowPrivate: opts.AllowPrivate,
-		webhooks: map[string]string{}}
+	n := &Notifier{store: st, log: opts.Logger, client: opts.Client, subscriber: subscriber(opts.Subject), allowPrivate: opts.AllowPrivate}
 	priv, err := st.Get(ctx, keyVAPIDPrivate)
 	if errors.Is(err, store.ErrNotFound) {
 		p, pub, gerr := webpush.GenerateVAPIDKeys()
@@ -167,21 +164,18 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Notifier, error) 
 // VAPIDPublicKey is the key browsers subscribe with (base64url).
 func (n *Notifier) VAPIDPublicKey() string { return n.public }
 
-// Webhook returns a user's webhook URL ("" for none).
+// WebhookKey is the store's key of a user's webhook URL (a hub forgets
+// it with the user).
+func WebhookKey(user string) string { return keyWebhook + user }
+
+// Webhook returns a user's webhook URL ("" for none). It is read from the
+// store each time (one small query per notification), not kept: the
+// management commands change it from another process (`hub user rm`).
 func (n *Notifier) Webhook(ctx context.Context, user string) string {
-	n.mu.Lock()
-	w, ok := n.webhooks[user]
-	n.mu.Unlock()
-	if ok {
-		return w
-	}
 	if b, err := n.store.Get(ctx, keyWebhook+user); err == nil {
-		w = string(b)
+		return string(b)
 	}
-	n.mu.Lock()
-	n.webhooks[user] = w
-	n.mu.Unlock()
-	return w
+	return ""
 }
 
 // SetWebhook sets (or with "" clears) a user's webhook URL.
@@ -202,13 +196,7 @@ func (n *Notifier) SetWebhook(ctx context.Context, user, raw string) error {
 	} else {
 		err = n.store.Set(ctx, keyWebhook+user, []byte(raw))
 	}
-	if err != nil {
-		return err
-	}
-	n.mu.Lock()
-	n.webhooks[user] = raw
-	n.mu.Unlock()
-	return nil
+	return err
 }
 
 // Subscription is a browser's PushSubscription.toJSON().
