@@ -53,6 +53,8 @@ type install struct {
 	log   *testio.SyncBuffer
 	// env holds further variables of the CLI's environment.
 	env map[string]string
+	// serveArgs replace the default --listen= of corral serve.
+	serveArgs []string
 }
 
 func newInstall(t *testing.T) *install {
@@ -99,19 +101,18 @@ func (in *install) environ() []string {
 
 // startDaemon runs `corral serve` (this binary) and waits until it answers.
 func (in *install) startDaemon() {
-	in.t.Helper()
-	// No web dashboard: its fixed default port would collide between tests.
-	in.startDaemonWith("--listen=")
-}
-
-// startDaemonWith is startDaemon with more arguments for serve.
-func (in *install) startDaemonWith(args ...string) {
 	t := in.t
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
-	cmd := exec.Command(testExe(t), append([]string{"serve", "--log-level", "debug"}, args...)...)
+	// No web dashboard unless asked: its fixed default port would collide
+	// between tests.
+	args := []string{"serve", "--log-level", "debug", "--listen="}
+	if in.serveArgs != nil {
+		args = append(args[:3], in.serveArgs...)
+	}
+	cmd := exec.Command(testExe(t), args...)
 	cmd.Env = in.environ()
 	cmd.Dir = in.proj
 	cmd.Stdout, cmd.Stderr = in.log, in.log

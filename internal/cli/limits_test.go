@@ -15,7 +15,8 @@ import (
 // and the daemon goes on serving its owner, on its socket and on TCP.
 func TestDaemonConnectionCap(t *testing.T) {
 	in := newInstall(t)
-	in.startDaemonWith("--listen", "127.0.0.1:0", "--max-connections", "8")
+	in.serveArgs = []string{"--listen", "127.0.0.1:0", "--max-connections", "8"}
+	in.startDaemon()
 	m := regexp.MustCompile(`open http://(127\.0\.0\.1:\d+)/`).FindStringSubmatch(in.log.String())
 	if m == nil {
 		t.Fatalf("no dashboard address in the log:\n%s", in.log.String())

@@ -111,18 +111,18 @@ func (h *Hub) overCapLocked(info DeviceInfo, dev *device) {
 // its length.
 func cleanSession(s api.Session) (api.Session, error) {
 	if !validSessionID(s.ID) {
-		return s, fmt.Errorf("session id %q: want 1-64 of a-z, 0-9, - and _", clipBytes(cleanText(s.ID, false), 80))
+		return s, fmt.Errorf("session id %q: want 1-64 of a-z, 0-9, - and _", clipBytes(cleanString(s.ID, false), 80))
 	}
 	if !s.Status.Valid() {
-		return s, fmt.Errorf("session %s: unknown status %q", s.ID, clipBytes(cleanText(string(s.Status), false), 40))
+		return s, fmt.Errorf("session %s: unknown status %q", s.ID, clipBytes(cleanString(string(s.Status), false), 40))
 	}
 	switch s.Kind {
 	case "", api.KindClaude, api.KindShell, api.KindExternal:
 	default:
-		return s, fmt.Errorf("session %s: unknown kind %q", s.ID, clipBytes(cleanText(string(s.Kind), false), 40))
+		return s, fmt.Errorf("session %s: unknown kind %q", s.ID, clipBytes(cleanString(string(s.Kind), false), 40))
 	}
-	label := func(v string, n int) string { return clipBytes(cleanText(v, false), n) }
-	text := func(v string) string { return clipBytes(cleanText(v, true), maxText) }
+	label := func(v string, n int) string { return clipBytes(cleanString(v, false), n) }
+	text := func(v string) string { return clipBytes(cleanString(v, true), maxText) }
 	s.Name = label(s.Name, maxLabel)
 	s.Dir = label(s.Dir, maxPath)
 	s.ClaudeSessionID = label(s.ClaudeSessionID, maxLabel)
@@ -162,7 +162,7 @@ func cleanSession(s api.Session) (api.Session, error) {
 		c.Kind = label(c.Kind, maxLabel)
 		c.Tool = label(c.Tool, maxLabel)
 		c.Message, c.Title, c.Question, c.Body, c.Summary = text(c.Message), text(c.Title), text(c.Question), text(c.Body), text(c.Summary)
-		c.Plan = clipBytes(cleanText(c.Plan, true), maxRaw)
+		c.Plan = clipBytes(cleanString(c.Plan, true), maxRaw)
 		if len(c.Input) > maxRaw {
 			c.Input = nil
 		}
@@ -219,10 +219,10 @@ func validSessionID(id string) bool {
 	return true
 }
 
-// cleanText replaces invalid UTF-8 and drops control characters: C0 (but
+// cleanString replaces invalid UTF-8 and drops control characters: C0 (but
 // newline and tab when multiline), DEL, C1, and the bidi controls that make
 // text read otherwise than it is.
-func cleanText(s string, multiline bool) string {
+func cleanString(s string, multiline bool) string {
 	ok := utf8.ValidString(s)
 	if ok {
 		ok = strings.IndexFunc(s, func(r rune) bool { return dropRune(r, multiline) }) < 0

@@ -32,7 +32,7 @@ func attachEvil(t *testing.T, h *Hub, info DeviceInfo) *evilDevice {
 	done := make(chan struct{})
 	go func() { h.Attach(ctx, info, hubEnd); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	if _, err := link.ClientHello(ctx, devEnd, link.Msg{Hostname: "evil"}); err != nil {
+	if _, err := link.ClientHello(ctx, devEnd, func(link.Msg) (link.Msg, error) { return link.Msg{Hostname: "evil"}, nil }); err != nil {
 		t.Fatal(err)
 	}
 	e := &evilDevice{t: t, c: devEnd, closed: make(chan int, 1)}

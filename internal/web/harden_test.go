@@ -130,10 +130,7 @@ func TestPushSubscriptionsScopedToTheirUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := web.NewAuth(ctx, f.st, acc, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	auth := web.NewAuth(f.st, acc, web.AuthOptions{})
 	n, err := notify.New(ctx, f.st, notify.Options{})
 	if err != nil {
 		t.Fatal(err)
