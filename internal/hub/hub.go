@@ -250,7 +250,11 @@ func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *li
 	if auth != nil {
 		dev.key = auth.key
 	}
-	dev.limit, dev.capWarned = newLimiter(h.o.EventRate), false
+	// The machine's own agent (corral serve) is this process: unbounded.
+	dev.limit, dev.capWarned = nil, false
+	if !info.Local {
+		dev.limit = newLimiter(h.o.EventRate)
+	}
 	h.mu.Unlock()
 	if old != nil {
 		// claim found it dead, or proving a key that is no longer the
@@ -393,7 +397,7 @@ func (h *Hub) sync(info DeviceInfo, peer *link.Peer, list []api.Session) {
 			h.malformedLocked(info, dev, err)
 			continue
 		}
-		if len(seen) >= h.o.MaxSessions && !seen[s.ID] {
+		if len(seen) >= h.o.MaxSessions && !seen[s.ID] && !info.Local {
 			h.overCapLocked(info, dev)
 			break
 		}
@@ -459,7 +463,7 @@ func (h *Hub) event(info DeviceInfo, peer *link.Peer, ev api.Event) {
 			h.malformedLocked(info, dev, err)
 			break
 		}
-		if _, known := dev.sessions[s.ID]; !known && len(dev.sessions) >= h.o.MaxSessions {
+		if _, known := dev.sessions[s.ID]; !known && len(dev.sessions) >= h.o.MaxSessions && !info.Local {
 			h.overCapLocked(info, dev)
 			break
 		}
