@@ -62,7 +62,10 @@ func join(t *testing.T) *joined {
 	synced := hb.WaitSynced(info.ID)
 	hubEnd, agentEnd := link.Pipe()
 	done := make(chan struct{}, 2)
-	go func() { agentlink.Serve(ctx, agentEnd, agentlink.Options{Agent: ag, Policy: agentlink.FullPolicy()}); done <- struct{}{} }()
+	go func() {
+		agentlink.Serve(ctx, agentEnd, agentlink.Options{Agent: ag, Policy: agentlink.FullPolicy()})
+		done <- struct{}{}
+	}()
 	go func() { hb.Attach(ctx, info, hubEnd); done <- struct{}{} }()
 	t.Cleanup(func() {
 		cancel()
