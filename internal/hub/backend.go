@@ -241,7 +241,8 @@ func (h *Hub) Subscribe(ctx context.Context, since uint64) (httpapi.Subscription
 }
 
 func (h *Hub) Version(ctx context.Context) api.VersionInfo {
-	return api.VersionInfo{Version: version.String(), PID: os.Getpid()}
+	b := version.Get()
+	return api.VersionInfo{Version: b.Version, Commit: b.Commit, BuildDate: b.Date, PID: os.Getpid()}
 }
 
 // OpenTerminal relays a session's terminal from its device (web.Backend).
