@@ -86,7 +86,9 @@ var migrations = []string{
 	);`,
 }
 
-// Open opens (creating if needed) the database at path with mode 0600.
+// Open opens (creating if needed) the database at path with mode 0600,
+// checks it (PRAGMA quick_check: a damaged file is a *CorruptError that
+// says the way out) and migrates it to the current schema.
 func Open(path string) (*Store, error) {
 	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -102,6 +104,11 @@ func Open(path string) (*Store, error) {
 	// keeps transactions simple and the memory small.
 	db.SetMaxOpenConns(1)
 	s := &Store{db: db}
+	// A damaged file is refused before anything writes to it (safety.go).
+	if err := quickCheck(context.Background(), db, path); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -121,7 +128,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("database version: %w", err)
 	}
 	if v > len(migrations) {
-		return fmt.Errorf("database is from a newer corral (schema %d, this build knows %d)", v, len(migrations))
+		return fmt.Errorf("database is from a newer corral (schema %d, this build knows %d): run that corral, or restore a backup this one made (corral restore FILE)", v, len(migrations))
 	}
 	for i := v; i < len(migrations); i++ {
 		err := s.Tx(ctx, func(tx *sql.Tx) error {
