@@ -191,3 +191,15 @@ func exposure(t *testing.T, out []byte) float64 {
 	}
 	return f
 }
+
+// TestPackagedSysusersIsTheSame keeps the packages' account file and the
+// one 'corral service install hub' writes alike.
+func TestPackagedSysusersIsTheSame(t *testing.T) {
+	b, err := os.ReadFile("../../packaging/corral.sysusers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Sysusers(SystemUser, StateDir); !bytes.Equal(got, b) {
+		t.Errorf("packaging/corral.sysusers:\n%s\nservice.Sysusers:\n%s", b, got)
+	}
+}
