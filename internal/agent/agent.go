@@ -16,9 +16,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/time/rate"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
@@ -91,6 +93,11 @@ type Agent struct {
 	// bring back a session that Kill just deleted.
 	storeMu sync.Mutex
 
+	// warns limits warnings about untrusted input (bad hook deliveries):
+	// any process of the user can send them, as fast as it likes.
+	warns      *rate.Limiter
+	suppressed atomic.Int64
+
 	wg     sync.WaitGroup
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -160,7 +167,21 @@ func New(cfg Config) (*Agent, error) {
 		persistCh: make(chan struct{}, 1),
 		dirty:     map[string]bool{},
 		reserved:  map[string]bool{},
+		warns:     rate.NewLimiter(rate.Every(time.Second), 10),
 	}, nil
+}
+
+// warn logs a warning about untrusted input, at most about one a second
+// after a burst; the ones left out are counted in the next.
+func (a *Agent) warn(msg string, args ...any) {
+	if !a.warns.Allow() {
+		a.suppressed.Add(1)
+		return
+	}
+	if n := a.suppressed.Swap(0); n > 0 {
+		args = append(args, "suppressed_before", n)
+	}
+	a.log.Warn(msg, args...)
 }
 
 // Bus is where the agent publishes.
@@ -311,7 +332,7 @@ func (a *Agent) handleHookConn(c net.Conn) {
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	h, payload, err := hook.Read(c, hook.MaxPayload)
 	if err != nil {
-		a.log.Warn("bad hook delivery", "err", err)
+		a.warn("bad hook delivery", "err", err)
 		return
 	}
 	a.onDelivery(h, payload)
@@ -374,16 +395,39 @@ func (a *Agent) applyLocked(s *session, ev status.Event) {
 	prev := s.st.Status
 	ns, out := status.Apply(s.st, ev, now())
 	s.st = ns
+	// A held signal, or a dialog a hook announced, is settled by the screen.
+	if out.Recheck || out.Changed && ns.Status == api.StatusNeedsInput && ns.OnScreen == "" {
+		a.recheck(s)
+	}
+	if out.Wake > 0 {
+		a.wakeAfter(s.id, out.Wake)
+	}
 	if !out.Changed {
 		return
 	}
 	if prev != ns.Status {
 		a.log.Debug("status", "session", s.id, "from", prev, "to", ns.Status, "by", ev.Kind)
 	}
-	if ns.Status == api.StatusNeedsInput && ev.Kind != status.ScreenPrompt && (ns.Waiting == nil || len(ns.Waiting.Options) == 0) {
-		a.scheduleOptions(s.id)
-	}
 	a.publishLocked(s, prev, out.Notify)
+}
+
+// wakeAfter sends the session a Tick after d, as the engine asked.
+func (a *Agent) wakeAfter(id string, d time.Duration) {
+	if a.ctx == nil {
+		return
+	}
+	a.goLoop("wake", func() {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-time.After(d):
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if s, ok := a.sessions[id]; ok {
+			a.applyLocked(s, status.Event{Kind: status.Tick})
+		}
+	})
 }
 
 // publishLocked publishes a session's current state. The caller holds a.mu.

@@ -150,22 +150,19 @@ func (a *Agent) reconcileOnce() error {
 		alive[info.Name] = info
 	}
 
+	// What to look at, under the lock; the looking (/proc, Claude's files,
+	// the screen) without it; what it found, under the lock again.
 	a.mu.Lock()
-	var gone []*session
-	var ended []string
+	var gone, ended []string
+	var probes []probe
 	for _, s := range a.sessions {
 		if s.kind == api.KindExternal {
-			if !externalAlive(s) {
-				ended = append(ended, s.id)
-			} else if s.st.Status == api.StatusUnknown || s.st.Status == api.StatusNeedsInput {
-				a.watchPIDLocked(s, s.claudePID)
-				a.applyLocked(s, status.Event{Kind: status.Verified, Check: a.checkLocked(s, true)})
-			}
+			probes = append(probes, probe{id: s.id, external: true, s: *s})
 			continue
 		}
 		info, ok := alive[s.id]
 		if !ok {
-			gone = append(gone, s)
+			gone = append(gone, s.id)
 			continue
 		}
 		if info.Pane.PID != s.panePID && info.Pane.PID > 0 {
@@ -174,75 +171,147 @@ func (a *Agent) reconcileOnce() error {
 		}
 		s.paneID = info.Pane.ID
 		if s.kind == api.KindClaude {
-			a.checkClaudeLocked(s)
+			probes = append(probes, probe{id: s.id, s: *s})
 		}
 	}
 	a.mu.Unlock()
-	// A pane that ended while the server lives was closed by the person.
-	closed := make([]string, len(gone))
-	for i, s := range gone {
-		closed[i] = s.id
+	for i := range probes {
+		a.look1(ctx, &probes[i])
 	}
-	a.forget(ctx, closed, "closed")
+	a.mu.Lock()
+	for _, p := range probes {
+		s, ok := a.sessions[p.id]
+		if !ok {
+			continue
+		}
+		if p.external {
+			if !p.running {
+				ended = append(ended, p.id)
+			} else if p.verify {
+				a.watchPIDLocked(s, s.claudePID)
+				a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
+			}
+			continue
+		}
+		a.settleLocked(s, p)
+	}
+	a.mu.Unlock()
+	for _, p := range probes {
+		if p.read {
+			a.readTranscript(p.id)
+		}
+	}
+	// A pane that ended while the server lives was closed by the person.
+	a.forget(ctx, gone, "closed")
 	a.forget(ctx, ended, "ended (claude started outside corral exited)")
 	return nil
 }
 
-// checkClaudeLocked finds claude in a session's pane and re-verifies
-// states that could not be trusted (after a restart).
-func (a *Agent) checkClaudeLocked(s *session) {
-	running := false
-	if s.claudePID != 0 {
-		if p, err := proc.Stat(s.claudePID); err == nil && proc.IsClaude(p) {
-			running = true
-		} else {
-			s.claudePID = 0
+// probe is what reconciliation found out about one session, away from the
+// agent's lock.
+type probe struct {
+	id       string
+	external bool
+	// s is a copy of the session when it was looked at.
+	s session
+	// running: claude lives in the pane (pid its pid); check is what
+	// re-verification needs; verify: the state needs it.
+	running bool
+	pid     int
+	verify  bool
+	check   verifyCheck
+	// screen is a read of the screen, for a state a dialog may explain.
+	screen   screenView
+	screened bool
+	// read: the transcript should be read (claude found, none followed).
+	read bool
+}
+
+// look1 finds claude in a session's pane and, for states that could not be
+// trusted, what its session file, transcript and screen say.
+func (a *Agent) look1(ctx context.Context, p *probe) {
+	s := &p.s
+	if p.external {
+		p.running = externalAlive(s)
+		p.pid = s.claudePID
+	} else {
+		if s.claudePID != 0 {
+			if pr, err := proc.Stat(s.claudePID); err == nil && proc.IsClaude(pr) {
+				p.running, p.pid = true, s.claudePID
+			}
 		}
-	}
-	if !running && s.panePID != 0 {
-		if p, found, err := proc.FindClaude(s.panePID); err == nil && found {
-			running = true
-			s.claudePID = p.PID
-			if s.st.Status == api.StatusExited {
-				a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+		if !p.running && s.panePID != 0 {
+			if pr, found, err := proc.FindClaude(s.panePID); err == nil && found {
+				p.running, p.pid = true, pr.PID
 			}
 		}
 	}
-	if running {
-		a.watchPIDLocked(s, s.claudePID)
-		if s.tail == nil {
-			a.ensureTranscriptLocked(s)
-			a.readTranscriptLocked(s)
+	switch s.st.Status {
+	case api.StatusUnknown, api.StatusNeedsInput, api.StatusStarting:
+		p.verify = s.st.Status != api.StatusStarting
+		if p.running {
+			p.check = a.checkOf(s, p.pid)
 		}
+		p.check.ClaudeRunning = p.running
+		// A dialog explains needs-input, and startup dialogs come before
+		// any file: look before trusting the files.
+		if p.running && s.kind != api.KindExternal || s.ext != nil {
+			if v, err := a.look(ctx, s.id); err == nil {
+				p.screen, p.screened = v, true
+			}
+		}
+	}
+}
+
+// settleLocked applies what a probe found. The caller holds a.mu.
+func (a *Agent) settleLocked(s *session, p probe) {
+	if !p.running {
+		if s.claudePID != 0 && s.claudePID == p.s.claudePID {
+			s.claudePID = 0
+		}
+	} else if s.claudePID != p.pid {
+		s.claudePID = p.pid
+		if s.st.Status == api.StatusExited {
+			a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+		}
+	}
+	if p.running {
+		a.watchPIDLocked(s, s.claudePID)
+		if s.tr == nil {
+			a.ensureTranscriptLocked(s)
+			p.read = s.tr != nil
+		}
+	}
+	if p.screened && s.st.Status != api.StatusExited {
+		a.observeLocked(s, p.screen)
 	}
 	switch s.st.Status {
 	case api.StatusUnknown, api.StatusNeedsInput:
-		a.applyLocked(s, status.Event{Kind: status.Verified, Check: a.checkLocked(s, running)})
+		if p.check.SessionID != "" {
+			s.st.ClaudeSessionID = p.check.SessionID
+		}
+		a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
 	case api.StatusStarting:
-		if !running && time.Since(s.launchedAt) > startGrace {
+		if !p.running && time.Since(s.launchedAt) > startGrace {
 			a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
 		}
 	case api.StatusExited:
 	default:
-		if !running {
+		if !p.running {
 			a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
 		}
 	}
 }
 
-// checkLocked gathers what re-verification needs: is claude alive, what
-// does its session file say, did the transcript's last turn end.
-func (a *Agent) checkLocked(s *session, running bool) status.Check {
-	c := status.Check{ClaudeRunning: running}
-	if !running {
-		return c
-	}
-	path := filepath.Join(claude.SessionsDir(a.cfg.ClaudeDir), strconv.Itoa(s.claudePID)+".json")
+// checkOf gathers what re-verification needs of a live claude: what its
+// session file says, and whether the transcript's last turn ended.
+func (a *Agent) checkOf(s *session, pid int) verifyCheck {
+	var c verifyCheck
+	c.ClaudeRunning = true
+	path := filepath.Join(claude.SessionsDir(a.cfg.ClaudeDir), strconv.Itoa(pid)+".json")
 	if f, err := claude.ReadSessionFile(path); err == nil && proc.StartTimeMatches(f.PID, f.ProcStart) {
 		c.FileStatus, c.FileWaitingFor = f.Status, f.WaitingFor
-		if f.SessionID != "" {
-			s.st.ClaudeSessionID = f.SessionID
-		}
+		c.SessionID = f.SessionID
 	}
 	if tp := s.transcript(a.cfg.ClaudeDir); tp != "" {
 		if ts, err := claude.LastTurnState(tp); err == nil {
@@ -250,6 +319,12 @@ func (a *Agent) checkLocked(s *session, running bool) status.Check {
 		}
 	}
 	return c
+}
+
+// verifyCheck is a status.Check and the conversation id the file named.
+type verifyCheck struct {
+	status.Check
+	SessionID string
 }
 
 // recreateAll brings sessions back after the tmux server died or the
@@ -287,7 +362,7 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 				resume = ""
 			}
 			clear(s.watching)
-			s.tail, s.tailPrimed = nil, false
+			s.tr = nil
 			// Whatever the old processes still say is about the old pane.
 			s.claudePID, s.panePID, s.paneID = 0, 0, ""
 			a.applyLocked(s, status.Event{Kind: status.Launched, ClaudeSessionID: resume})
@@ -297,6 +372,9 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 		if err := a.launch(ctx, s, resume, 0, 0); err != nil {
 			errs = append(errs, fmt.Errorf("session %s: %w", s.id, err))
 			continue
+		}
+		if s.kind == api.KindClaude {
+			a.watchStartup(s.id)
 		}
 		if s.kind == api.KindShell {
 			// Its terminal was replaced: viewers should know.
@@ -362,80 +440,4 @@ func (a *Agent) restore(ctx context.Context) error {
 		a.log.Info("sessions restored", "count", len(recs))
 	}
 	return nil
-}
-
-// scheduleScreenCheck looks at a starting session's screen after d: Claude
-// asks some questions (trust this folder? use this API key?) before any hook
-// can run, and only the screen shows them.
-func (a *Agent) scheduleScreenCheck(id string, d time.Duration) {
-	time.AfterFunc(d, func() {
-		if a.ctx == nil || a.ctx.Err() != nil {
-			return
-		}
-		a.mu.Lock()
-		s, ok := a.sessions[id]
-		if !ok || s.st.Status != api.StatusStarting || s.screenChecks >= 6 {
-			a.mu.Unlock()
-			return
-		}
-		s.screenChecks++
-		n := s.screenChecks
-		a.mu.Unlock()
-		ctx, cancel := context.WithTimeout(a.ctx, 5*time.Second)
-		defer cancel()
-		text, err := a.tmux.Capture(ctx, id, tmux.CaptureOptions{})
-		if err == nil {
-			if p, ok := claude.ParsePrompt(text); ok {
-				a.mu.Lock()
-				if s, ok := a.sessions[id]; ok {
-					a.applyLocked(s, status.Event{Kind: status.ScreenPrompt, Message: p.Question, Options: p.Options})
-				}
-				a.mu.Unlock()
-				return
-			}
-		}
-		a.scheduleScreenCheck(id, time.Duration(n)*time.Second)
-	})
-}
-
-// scheduleOptions reads a needs-input session's dialog off the screen once
-// Claude has drawn it, so its options can be offered as buttons.
-func (a *Agent) scheduleOptions(id string) {
-	delays := []time.Duration{100 * time.Millisecond, 400 * time.Millisecond, 1500 * time.Millisecond}
-	var try func(i int)
-	try = func(i int) {
-		time.AfterFunc(delays[i], func() {
-			if a.ctx == nil || a.ctx.Err() != nil {
-				return
-			}
-			a.mu.Lock()
-			s, ok := a.sessions[id]
-			waiting := ok && s.st.Status == api.StatusNeedsInput && (s.st.Waiting == nil || len(s.st.Waiting.Options) == 0)
-			a.mu.Unlock()
-			if !waiting {
-				return
-			}
-			ctx, cancel := context.WithTimeout(a.ctx, 5*time.Second)
-			defer cancel()
-			tm, target, err := a.terminal(id)
-			if err != nil {
-				return
-			}
-			text, err := tm.Capture(ctx, target, tmux.CaptureOptions{})
-			if err == nil {
-				if p, ok := claude.ParsePrompt(text); ok && len(p.Options) > 0 {
-					a.mu.Lock()
-					if s, ok := a.sessions[id]; ok {
-						a.applyLocked(s, status.Event{Kind: status.ScreenPrompt, Message: p.Question, Options: p.Options})
-					}
-					a.mu.Unlock()
-					return
-				}
-			}
-			if i+1 < len(delays) {
-				try(i + 1)
-			}
-		})
-	}
-	try(0)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
@@ -22,11 +23,8 @@ type session struct {
 	created time.Time
 	updated time.Time
 
-	st    status.State
-	usage api.Usage
-	// tokens adds up the transcript's usage, deduplicated by message.
-	tokens claude.UsageTotals
-
+	st        status.State
+	usage     api.Usage
 	panePID   int
 	paneID    string // tmux's %N, unique while its server lives
 	claudePID int
@@ -37,18 +35,35 @@ type session struct {
 	// watching records which pids have exit watchers, so each is watched once.
 	watching map[int]bool
 
-	// tail reads the transcript; nil until its path is known.
-	tail *claude.Tailer
-	// tailPrimed: the transcript's existing content has been read for
-	// metadata; only lines after it are status signals.
-	tailPrimed bool
+	// tr reads the transcript; nil until its path is known. It is replaced,
+	// never changed, under Agent.mu; its reads run outside it.
+	tr *transcriptReader
 
 	// launchedAt is when corral last started claude in this pane; a process
 	// that is not there yet shortly after is still starting.
 	launchedAt time.Time
-	// screenChecks counts looks at the screen while starting.
-	screenChecks int
+	// rechecking: a chain of screen reads (recheck) runs.
+	rechecking bool
 }
+
+// transcriptReader follows one transcript file. Its fields are guarded by
+// mu, which a reader holds while it reads the file (outside Agent.mu).
+type transcriptReader struct {
+	mu   sync.Mutex
+	tail *claude.Tailer
+	// tokens adds up the transcript's usage, deduplicated by message.
+	tokens claude.UsageTotals
+	// primed: the transcript's existing content has been read for
+	// metadata; only lines after it are status signals.
+	primed bool
+}
+
+func newTranscriptReader(path string) *transcriptReader {
+	return &transcriptReader{tail: claude.NewTailer(path, claude.Position{})}
+}
+
+// path is the transcript's path, which never changes.
+func (r *transcriptReader) path() string { return r.tail.Path() }
 
 // transcript is the path of the session's Claude transcript: the one
 // Claude reported, else where Claude keeps it for the conversation's id
@@ -69,7 +84,7 @@ func (s *session) toAPI() api.Session {
 		Status:          s.st.Status,
 		ClaudeSessionID: s.st.ClaudeSessionID,
 		CurrentTool:     s.st.CurrentTool,
-		WaitingFor:      s.st.Waiting,
+		WaitingFor:      waitingView(s.st.Waiting),
 		Error:           s.st.Error,
 		ErrorMessage:    s.st.ErrorMessage,
 		Compacting:      s.st.Compacting,
@@ -77,11 +92,15 @@ func (s *session) toAPI() api.Session {
 		LastMessage:     s.st.LastMessage,
 		LastPrompt:      s.st.LastPrompt,
 		Usage:           s.usage,
+		Todos:           s.st.Todos,
 		ClaudePID:       s.claudePID,
 		TranscriptPath:  s.st.TranscriptPath,
 		Args:            s.args,
 		CreatedAt:       s.created,
 		UpdatedAt:       s.updated,
+	}
+	for _, sa := range s.st.Subagents {
+		out.Subagents = append(out.Subagents, api.Subagent{Description: sa.Description, Type: sa.Type, Background: sa.Background})
 	}
 	if out.Usage.Model == "" {
 		out.Usage.Model = s.st.Model
@@ -227,4 +246,14 @@ func (a *Agent) flush(ctx context.Context) error {
 		return nil
 	}
 	return a.store.PutSessions(ctx, recs)
+}
+
+// waitingView is a dialog as readers see it: with its summary.
+func waitingView(w *api.Waiting) *api.Waiting {
+	if w == nil {
+		return nil
+	}
+	v := *w
+	v.Summary = v.Describe()
+	return &v
 }

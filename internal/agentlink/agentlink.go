@@ -62,9 +62,10 @@ type conn struct {
 
 // linkStream is one terminal stream sent over the link.
 type linkStream struct {
-	num    uint32
-	st     *term.Stream
-	cancel context.CancelFunc
+	num     uint32
+	session string
+	st      *term.Stream
+	cancel  context.CancelFunc
 
 	mu    sync.Mutex
 	acked uint64
@@ -196,6 +197,8 @@ func (cn *conn) onFrame(f link.Frame) {
 	cn.mu.Unlock()
 	if ls != nil {
 		ls.st.Write(f.Data)
+		// Keys typed in a terminal may answer a dialog on its screen.
+		cn.o.Agent.TerminalInput(ls.session)
 	}
 }
 
@@ -226,7 +229,19 @@ func (cn *conn) handle(ctx context.Context, m link.Msg) (any, error) {
 		if err := m.DecodeArgs(&a); err != nil {
 			return nil, err
 		}
-		return link.Empty{}, ag.SendText(ctx, a.ID, api.InputRequest{Text: a.Text, Enter: a.Enter})
+		return link.Empty{}, ag.SendText(ctx, a.ID, api.InputRequest{Text: a.Text, Enter: a.Enter, ClearDraft: a.ClearDraft})
+	case link.OpAnswer:
+		var a link.AnswerArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.Answer(ctx, a.ID, a.AnswerRequest)
+	case link.OpRestart:
+		var a link.RestartArgs
+		if err := m.DecodeArgs(&a); err != nil {
+			return nil, err
+		}
+		return ag.Restart(ctx, a.ID, api.RestartRequest{Resume: a.Resume})
 	case link.OpKeys:
 		var a link.KeysArgs
 		if err := m.DecodeArgs(&a); err != nil {
@@ -314,7 +329,7 @@ func (cn *conn) openStream(a link.TermOpenArgs) (link.TermOpenResult, error) {
 		return link.TermOpenResult{}, err
 	}
 	ctx, cancel := context.WithCancel(cn.ctx)
-	ls := &linkStream{num: a.Stream, st: st, cancel: cancel, acked: from, wake: make(chan struct{})}
+	ls := &linkStream{num: a.Stream, session: a.ID, st: st, cancel: cancel, acked: from, wake: make(chan struct{})}
 	cn.mu.Lock()
 	if old := cn.streams[a.Stream]; old != nil {
 		old.cancel()

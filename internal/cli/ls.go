@@ -89,10 +89,7 @@ func doing(s api.Session) string {
 	var out string
 	switch {
 	case s.WaitingFor != nil:
-		out = "waiting for " + s.WaitingFor.Kind
-		if s.WaitingFor.Tool != "" {
-			out += ": " + s.WaitingFor.Tool
-		}
+		out = s.WaitingFor.Describe()
 	case s.CurrentTool != "":
 		out = s.CurrentTool
 	default:

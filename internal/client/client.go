@@ -168,7 +168,24 @@ func (c *Client) Rename(ctx context.Context, id, name string) (s api.Session, er
 
 // SendText types text, then presses Enter if enter is set.
 func (c *Client) SendText(ctx context.Context, id, text string, enter bool) error {
-	return c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/input", api.InputRequest{Text: text, Enter: enter}, nil)
+	return c.Input(ctx, id, api.InputRequest{Text: text, Enter: enter})
+}
+
+// Input types into Claude's input box (see api.InputRequest).
+func (c *Client) Input(ctx context.Context, id string, req api.InputRequest) error {
+	return c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/input", req, nil)
+}
+
+// Answer answers the dialog a session shows.
+func (c *Client) Answer(ctx context.Context, id string, req api.AnswerRequest) (r api.AnswerResult, err error) {
+	err = c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/answer", req, &r)
+	return
+}
+
+// Restart starts Claude again in an exited session.
+func (c *Client) Restart(ctx context.Context, id string, req api.RestartRequest) (s api.Session, err error) {
+	err = c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/restart", req, &s)
+	return
 }
 
 // SendKeys presses keys.

@@ -172,8 +172,24 @@ func (h *Hub) Rename(ctx context.Context, id, name string) (api.Session, error) 
 }
 
 func (h *Hub) SendText(ctx context.Context, id string, req api.InputRequest) error {
-	_, err := sessionCall[link.Empty](h, ctx, id, link.OpInput, link.InputArgs{ID: id, Text: req.Text, Enter: req.Enter})
+	_, err := sessionCall[link.Empty](h, ctx, id, link.OpInput, link.InputArgs{ID: id, Text: req.Text, Enter: req.Enter, ClearDraft: req.ClearDraft})
 	return err
+}
+
+func (h *Hub) Answer(ctx context.Context, id string, req api.AnswerRequest) (api.AnswerResult, error) {
+	return sessionCall[api.AnswerResult](h, ctx, id, link.OpAnswer, link.AnswerArgs{ID: id, AnswerRequest: req})
+}
+
+func (h *Hub) Restart(ctx context.Context, id string, req api.RestartRequest) (api.Session, error) {
+	dev, p, err := h.route(ctx, id)
+	if err != nil {
+		return api.Session{}, err
+	}
+	s, err := call[api.Session](ctx, p, link.OpRestart, link.RestartArgs{ID: id, Resume: req.Resume})
+	if err != nil {
+		return api.Session{}, err
+	}
+	return h.stampFor(dev, s), nil
 }
 
 func (h *Hub) SendKeys(ctx context.Context, id string, keys []string) error {

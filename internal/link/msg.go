@@ -48,6 +48,8 @@ const (
 	OpTermOpen   = "term_open"
 	OpTermClose  = "term_close"
 	OpTermResize = "term_resize"
+	OpAnswer     = "answer"
+	OpRestart    = "restart"
 )
 
 // Capabilities an agent announces in its hello.

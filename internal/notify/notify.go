@@ -194,14 +194,7 @@ func MessageFor(ev api.Event) (Message, bool) {
 		m.Title = name + " needs you"
 		m.Body = "Waiting for input"
 		if w := s.WaitingFor; w != nil {
-			switch {
-			case w.Kind == "permission" && w.Tool != "":
-				m.Body = "Permission to use " + w.Tool + summary(w.Input)
-			case w.Kind == "question":
-				m.Body = "Claude asks a question"
-			case w.Message != "":
-				m.Body = w.Message
-			}
+			m.Body = w.Describe()
 		}
 	case api.StatusReview:
 		if s.Error != "" {
@@ -216,23 +209,6 @@ func MessageFor(ev api.Event) (Message, bool) {
 	}
 	m.Body = clip(m.Body, 200)
 	return m, true
-}
-
-func summary(input json.RawMessage) string {
-	var in struct {
-		Command  string `json:"command"`
-		FilePath string `json:"file_path"`
-		URL      string `json:"url"`
-	}
-	if json.Unmarshal(input, &in) != nil {
-		return ""
-	}
-	for _, v := range []string{in.Command, in.FilePath, in.URL} {
-		if v != "" {
-			return ": " + v
-		}
-	}
-	return ""
 }
 
 func firstNonEmpty(v ...string) string {

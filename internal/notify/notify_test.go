@@ -97,7 +97,7 @@ func TestWebPushIsRFC8291(t *testing.T) {
 	if err := json.Unmarshal(plain, &m); err != nil {
 		t.Fatalf("payload %q: %v", plain, err)
 	}
-	if m.Title != "app needs you" || m.Body != "Permission to use Bash: rm -rf build" || m.SessionID != "s1" || m.URL != "/#/s/s1" {
+	if m.Title != "app needs you" || m.Body != "Allow Bash: rm -rf build?" || m.SessionID != "s1" || m.URL != "/#/s/s1" {
 		t.Fatalf("message %+v", m)
 	}
 }

@@ -2,6 +2,7 @@
 // state-changing requests, 401 → login screen.
 
 import type {
+  AnswerRequest,
   AuthMe,
   CreateRequest,
   Device,
@@ -127,6 +128,8 @@ export const api = {
   input: (id: string, text: string, enter: boolean) =>
     request<void>('POST', S(id) + '/input', { text, enter }),
   keys: (id: string, keys: string[]) => request<void>('POST', S(id) + '/keys', { keys }),
+  answer: (id: string, req: AnswerRequest) => request<{ answered: string }>('POST', S(id) + '/answer', req),
+  restart: (id: string, resume: boolean) => request<Session>('POST', S(id) + '/restart', { resume }),
   viewed: (id: string) => request<void>('POST', S(id) + '/viewed'),
   download: (id: string, body: DownloadRequest) => request<DownloadResult>('POST', S(id) + '/download', body),
   timeline: (id: string, signal?: AbortSignal) =>

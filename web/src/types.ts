@@ -13,18 +13,57 @@ export type Status =
 export type Kind = 'claude' | 'shell' | 'external';
 
 export interface Option {
+  /** The option's number as drawn (1-based): what an answer names. */
+  number: number;
   label: string;
-  keys: string[];
+  description?: string;
+  /** Choosing it takes text ("Type something"). */
+  text?: boolean;
+  /** A multi-select option's state. */
+  checked?: boolean | null;
 }
 
+export interface QuestionOption {
+  label: string;
+  description?: string;
+}
+
+export interface Question {
+  header?: string;
+  question: string;
+  multi_select?: boolean;
+  options: QuestionOption[];
+}
+
+/** Dialog kinds (api.Dialog*). */
+export type DialogKind = 'permission' | 'question' | 'plan' | 'trust' | 'api_key' | 'elicitation' | 'choice';
+
 export interface Waiting {
-  /** "permission", "question" or "elicitation". */
-  kind: string;
+  /** Names the dialog; an answer must carry it. Set once it was read off the screen. */
+  dialog_id?: string;
+  kind: DialogKind;
   tool?: string;
   input?: unknown;
   message?: string;
   suggestions?: unknown;
+  title?: string;
+  question?: string;
+  body?: string;
   options?: Option[] | null;
+  multi_select?: boolean;
+  questions?: Question[] | null;
+  current?: number;
+  plan?: string;
+  /** What the dialog asks, in a few words. */
+  summary?: string;
+}
+
+export interface AnswerRequest {
+  dialog: string;
+  option?: number;
+  options?: number[];
+  choice?: 'yes' | 'no' | 'always';
+  text?: string;
 }
 
 export interface Usage {
