@@ -97,8 +97,10 @@ func SystemdUnit(s Spec) []byte {
 // hardening is the hub's sandbox. The hub serves HTTP and WebSockets on
 // TCP, its API on a unix socket in its data directory, and sends Web Push
 // and webhooks out; it starts no program and needs no device, no other
-// file to write, and no privilege. Each line was checked against a running
-// hub (docs/operations.md).
+// file to write, and no privilege. systemd-analyze verifies and scores
+// it; internal/cli's TestHubRunsInItsSandbox runs a hub under the file
+// system, user and privilege limits without systemd; the rest is argued in
+// docs/operations.md.
 func hardening(b *bytes.Buffer, s Spec) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
 	w("# The data directory is the only place the hub writes.")
