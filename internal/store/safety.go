@@ -289,7 +289,8 @@ func Backup(ctx context.Context, src, dst string) (FileInfo, error) {
 // returned; "" when there was none). The caller makes sure nothing has
 // dbPath open: it holds the data directory's lock.
 func Restore(ctx context.Context, src, dbPath string) (aside string, info FileInfo, err error) {
-	if info, err = Inspect(ctx, src); err != nil {
+	// Checked before anything moves; Backup checks its copy again.
+	if _, err = Inspect(ctx, src); err != nil {
 		return "", FileInfo{}, err
 	}
 	next := dbPath + ".restoring"
