@@ -134,3 +134,24 @@ func interpreter(t *testing.T, path string) string {
 	}
 	return ""
 }
+
+// TestEveryTargetBuilds cross-compiles what make release builds for the
+// other targets, so that Linux-only code cannot break the release unseen.
+func TestEveryTargetBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-compiles (-short)")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"darwin/arm64", "darwin/amd64", "linux/arm64"} {
+		goos, goarch, _ := strings.Cut(target, "/")
+		cmd := exec.Command("go", "build", "-o", t.TempDir()+"/", "./cmd/corral", "./cmd/corral-hook")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", target, err, out)
+		}
+	}
+}
