@@ -85,9 +85,17 @@ type Agent struct {
 	reconcile chan struct{}
 	persistCh chan struct{}
 	dirty     map[string]bool
-	serverPID int
+	// deletes are sessions whose database row is still to be deleted.
+	deletes map[string]bool
+	// persistErr is the last failed database write, since persistFailing;
+	// nil once a write succeeds.
+	persistErr     error
+	persistFailing time.Time
+	serverPID      int
 	// reserved holds names of sessions being created.
 	reserved map[string]bool
+	// adopted: the tmux sessions the database did not know were taken in.
+	adopted bool
 
 	// storeMu orders database writes, so a late batch of states cannot
 	// bring back a session that Kill just deleted.
@@ -166,6 +174,7 @@ func New(cfg Config) (*Agent, error) {
 		reconcile: make(chan struct{}, 1),
 		persistCh: make(chan struct{}, 1),
 		dirty:     map[string]bool{},
+		deletes:   map[string]bool{},
 		reserved:  map[string]bool{},
 		warns:     rate.NewLimiter(rate.Every(time.Second), 10),
 	}, nil
@@ -186,6 +195,12 @@ func (a *Agent) warn(msg string, args ...any) {
 
 // Bus is where the agent publishes.
 func (a *Agent) Bus() *events.Bus { return a.bus }
+
+// Roots are the directories the agent lists (Config.Roots, or the home).
+func (a *Agent) Roots() []string { return append([]string(nil), a.cfg.Roots...) }
+
+// Home is the user's home directory.
+func (a *Agent) Home() string { return a.cfg.Home }
 
 // Tmux is the agent's tmux server (terminal streaming attaches to it).
 func (a *Agent) Tmux() *tmux.Server { return a.tmux }
@@ -301,7 +316,14 @@ func (a *Agent) Close() error {
 	}
 	a.wg.Wait()
 	a.streams.Close()
-	return a.flush(context.Background())
+	if err := a.flush(context.Background()); err != nil {
+		a.mu.Lock()
+		n := len(a.dirty) + len(a.deletes)
+		a.mu.Unlock()
+		a.log.Error("database: session changes not saved at exit", "count", n, "err", err)
+		return err
+	}
+	return nil
 }
 
 // Version describes the agent.
@@ -310,6 +332,9 @@ func (a *Agent) Version(ctx context.Context) api.VersionInfo {
 	v := api.VersionInfo{Version: b.Version, Commit: b.Commit, BuildDate: b.Date, DataDir: a.cfg.DataDir, PID: os.Getpid(), StartedAt: a.started}
 	if tv, err := a.tmux.Version(ctx); err == nil {
 		v.Tmux = tv
+	}
+	if p := a.persistProblem(); p != "" {
+		v.Problems = append(v.Problems, p)
 	}
 	return v
 }

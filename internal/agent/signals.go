@@ -375,7 +375,7 @@ func (a *Agent) readTranscript(id string) {
 			r.tokens.Add(e)
 			for _, sig := range claude.Signals(e) {
 				ev, ok := transcriptEvent(sig)
-				if !ok || !r.primed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded) {
+				if !ok || !r.primed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded || ev.Kind == status.PromptSeen) {
 					continue // history, not news
 				}
 				evs = append(evs, ev)
@@ -420,6 +420,8 @@ func transcriptEvent(sig claude.Signal) (status.Event, bool) {
 		return status.Event{Kind: status.AssistantText, Message: v.Text}, true
 	case claude.TurnEnded:
 		return status.Event{Kind: status.TurnEnded, At: v.At}, true
+	case claude.PromptSubmitted:
+		return status.Event{Kind: status.PromptSeen, At: v.At, Prompt: v.Text}, true
 	}
 	return status.Event{}, false
 }

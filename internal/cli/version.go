@@ -39,7 +39,7 @@ func newVersionCmd(e *env) *cobra.Command {
 			}
 			fmt.Fprintf(e.stdout, "corral %s\n", describeBuild(out.Info))
 			if d := out.Daemon; d != nil && d.Version != out.Version {
-				fmt.Fprintf(e.stdout, "daemon %s (pid %d) — restart it to run this version\n", d.Version, d.PID)
+				fmt.Fprintf(e.stdout, "daemon %s (pid %d) — restart it to run this version\n", safe(d.Version), d.PID)
 			}
 			return nil
 		},

@@ -565,3 +565,40 @@ func TestHubUnreachableIsNotNoDaemon(t *testing.T) {
 		t.Errorf("unreachable hub: %q advises corral serve", err)
 	}
 }
+
+// TestTokenNotSentInClear: a token goes over plain http only to this
+// machine. Anywhere else every call fails at once, before any connection,
+// with an error that names https://; a redirect there fails too.
+func TestTokenNotSentInClear(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"http://hub.example:8080", "http://192.0.2.1", "http://[2001:db8::1]:80", "ws://hub.example", "ftp://hub.example"} {
+		c := client.HTTP(u, "s3cret")
+		if c.Err() == nil {
+			t.Errorf("%s: accepted", u)
+			continue
+		}
+		_, err := c.Version(ctxT(t))
+		if err == nil || !strings.Contains(err.Error(), "https://") {
+			t.Errorf("%s: Version = %v, want a refusal naming https://", u, err)
+		}
+		if err := c.Watch(ctxT(t), 0, func(api.Event) error { return nil }); err == nil || err.Error() != c.Err().Error() {
+			t.Errorf("%s: Watch = %v", u, err)
+		}
+	}
+	for _, u := range []string{"https://hub.example", "http://127.0.0.1:1", "http://[::1]:1", "http://localhost:1", "http://127.0.0.2"} {
+		if err := client.HTTP(u, "s3cret").Err(); err != nil {
+			t.Errorf("%s: refused: %v", u, err)
+		}
+	}
+
+	// A hub on this machine that redirects elsewhere over http: the token
+	// must not follow.
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://192.0.2.1/api/v1/version", http.StatusFound)
+	}))
+	defer hs.Close()
+	_, err := client.HTTP(hs.URL, "s3cret").Version(ctxT(t))
+	if err == nil || !strings.Contains(err.Error(), "https://") {
+		t.Errorf("redirect to plain http elsewhere: %v", err)
+	}
+}

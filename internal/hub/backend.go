@@ -258,7 +258,11 @@ func (h *Hub) Subscribe(ctx context.Context, since uint64) (httpapi.Subscription
 
 func (h *Hub) Version(ctx context.Context) api.VersionInfo {
 	b := version.Get()
-	return api.VersionInfo{Version: b.Version, Commit: b.Commit, BuildDate: b.Date, PID: os.Getpid()}
+	v := api.VersionInfo{Version: b.Version, Commit: b.Commit, BuildDate: b.Date, PID: os.Getpid()}
+	if p := h.saves.problem(); p != "" {
+		v.Problems = append(v.Problems, p)
+	}
+	return v
 }
 
 // OpenTerminal relays a session's terminal from its device (web.Backend).
