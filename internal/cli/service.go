@@ -270,7 +270,7 @@ func serviceInstall(ctx context.Context, e *env, k service.Kind, real *cobra.Com
 	}
 	if k == service.Agent {
 		if f := real.Flags().Lookup("hub"); f == nil || !f.Changed {
-			return errors.New("the agent's service needs --hub URL (and the device token in a file, or in " + envFileHint(k) + ")")
+			return errors.New("the agent's service needs --hub URL (and, before the device is enrolled, --token-file FILE)")
 		}
 	}
 	if systemUnit {
@@ -309,7 +309,7 @@ func envFileHint(k service.Kind) string {
 	if k.System() {
 		return "a file given with a -file flag"
 	}
-	return "~/.config/corral/" + string(k) + ".env (CORRAL_DEVICE_TOKEN=..., mode 0600), which the unit reads"
+	return "~/.config/corral/" + string(k) + ".env (mode 0600), which the unit reads"
 }
 
 // privilegedPort tells whether a listen address needs CAP_NET_BIND_SERVICE.

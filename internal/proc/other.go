@@ -37,3 +37,4 @@ func Descendants(int) ([]int, error)                          { return nil, erro
 func WatchExit(context.Context, int) (<-chan struct{}, error) { return nil, errors.ErrUnsupported }
 func ListeningTCPPorts(int) ([]int, error)                    { return nil, errors.ErrUnsupported }
 func HasListeningTCP(int) (bool, error)                       { return false, errors.ErrUnsupported }
+func Getenv(int, string) (string, bool, error)                { return "", false, errors.ErrUnsupported }
