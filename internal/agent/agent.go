@@ -26,7 +26,6 @@ import (
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
-	"github.com/corral-dev/corral/internal/hook"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/term"
@@ -337,30 +336,6 @@ func (a *Agent) Version(ctx context.Context) api.VersionInfo {
 		v.Problems = append(v.Problems, p)
 	}
 	return v
-}
-
-func (a *Agent) serveHooks(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if a.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-				a.log.Error("hook socket", "err", err)
-			}
-			return
-		}
-		go a.handleHookConn(c)
-	}
-}
-
-func (a *Agent) handleHookConn(c net.Conn) {
-	defer c.Close()
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	h, payload, err := hook.Read(c, hook.MaxPayload)
-	if err != nil {
-		a.warn("bad hook delivery", "err", err)
-		return
-	}
-	a.onDelivery(h, payload)
 }
 
 func envGet(env []string, key string) string {

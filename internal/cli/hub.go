@@ -18,7 +18,9 @@ import (
 
 type hubFlags struct {
 	webFlags
-	logLevel string
+	notifyFlags
+	logLevel    string
+	maxSessions int
 }
 
 func newHubCmd(e *env) *cobra.Command {
@@ -46,6 +48,8 @@ loopback (docs/hub.md).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	addWebFlags(fl, &f.webFlags, "address to serve the dashboard, the API and the device link on")
+	addNotifyFlags(fl, &f.notifyFlags)
+	fl.IntVar(&f.maxSessions, "max-device-sessions", hub.DefaultMaxSessions, "sessions one device may have listed (and kept); more are ignored")
 	cmd.AddCommand(newHubUserCmd(e), newHubDeviceCmd(e))
 	return cmd
 }
@@ -59,12 +63,12 @@ func runHub(ctx context.Context, e *env, f hubFlags) error {
 	accounts := hub.NewAccounts(d.store)
 	nctx, stopNotify := context.WithCancel(context.Background())
 	defer stopNotify()
-	notifier, err := notify.New(nctx, d.store, notify.Options{Logger: d.log})
+	notifier, err := notify.New(nctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
 	if err != nil {
 		return err
 	}
 	defer notifier.Wait()
-	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.store, Accounts: accounts,
+	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.store, Accounts: accounts, MaxSessions: f.maxSessions,
 		OnUser: func(user string, bus *events.Bus) { notifier.Run(nctx, user, bus) }})
 	if err != nil {
 		return err

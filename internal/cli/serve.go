@@ -20,6 +20,7 @@ import (
 
 type serveFlags struct {
 	webFlags
+	notifyFlags
 	logLevel string
 	roots    []string
 	webhook  string
@@ -49,6 +50,7 @@ The daemon's environment reaches the sessions it starts.`,
 	fl.StringSliceVar(&f.roots, "root", nil, "directories the directory picker may show (repeatable; default: your home)")
 	addWebFlags(fl, &f.webFlags, `address of the web dashboard ("" for none)`)
 	fl.StringVar(&f.webhook, "webhook", "", "also POST notifications to this URL (ntfy or Slack style); saved for later runs")
+	addNotifyFlags(fl, &f.notifyFlags)
 	return cmd
 }
 
@@ -66,7 +68,7 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 
 	nctx, stopNotify := context.WithCancel(context.Background())
 	defer stopNotify()
-	notifier, err := notify.New(nctx, d.store, notify.Options{Logger: d.log})
+	notifier, err := notify.New(nctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
 	if err != nil {
 		return err
 	}

@@ -525,9 +525,10 @@ func TestWatchBigEvent(t *testing.T) {
 	err = d.c.Watch(ctx, 0, func(ev api.Event) error {
 		switch ev.Type {
 		case api.EventSnapshot:
-			// A 2 MB prompt through the hook socket: one event line far
-			// over bufio.Scanner's default 64 KiB.
-			prompt := strings.Repeat("p", 2<<20)
+			// A 512 KiB prompt through the hook socket (deliveries are
+			// capped at 1 MiB): one event line far over bufio.Scanner's
+			// default 64 KiB.
+			prompt := strings.Repeat("p", 512<<10)
 			b, _ := json.Marshal(map[string]any{"session_id": "c", "hook_event_name": "UserPromptSubmit", "prompt": prompt})
 			h := hook.Header{Kind: hook.KindHook, At: time.Now().UnixNano(), PID: os.Getpid(), PPID: os.Getppid(), Session: s.ID}
 			if err := hook.Send(datadir.Socket(d.dataDir, datadir.HookSocket), h, b, 5*time.Second); err != nil {
@@ -544,7 +545,7 @@ func TestWatchBigEvent(t *testing.T) {
 	if err == nil || err.Error() != "done" {
 		t.Fatalf("Watch: %v", err)
 	}
-	if len(sizes) == 0 || sizes[len(sizes)-1] != 2<<20 {
+	if len(sizes) == 0 || sizes[len(sizes)-1] != 512<<10 {
 		t.Errorf("prompt sizes seen: %v", sizes)
 	}
 }
