@@ -4,7 +4,7 @@ export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
 GO ?= go
 BIN := bin/corral
 
-.PHONY: run build setup test test-short web bench fmt vet fuzz clean
+.PHONY: run build setup test test-short web bench fmt vet fuzz clean release release-test
 
 run: setup build
 	./$(BIN) serve
@@ -35,5 +35,14 @@ vet:
 bench:
 	scripts/bench.sh
 
+# Static binaries for linux/darwin x amd64/arm64, .deb and .rpm, SHA256SUMS,
+# into dist/ (docs/operations.md).
+release: web
+	SKIP_WEB=1 scripts/release.sh
+
+# Builds the linux/amd64 .deb, unpacks it with dpkg -x and runs corral from it.
+release-test: web
+	$(GO) test -count=1 ./test/release/
+
 clean:
-	rm -rf bin
+	rm -rf bin dist
