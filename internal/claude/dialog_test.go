@@ -59,8 +59,8 @@ func TestReadScreenDialogs(t *testing.T) {
 	cases := map[string]want{
 		"trust/1-trust-dialog": {kind: KindTrust, title: "Accessing workspace:",
 			question: "Quick safety check: Is this a project you created or one you trust? (Like your own code, a well-known open source project, or work from your team). If not, take a moment to review what's in this folder first.",
-			options: []string{"Yes, I trust this folder", "No, exit"},
-			footer: "Enter to confirm · Esc to cancel"},
+			options:  []string{"Yes, I trust this folder", "No, exit"},
+			footer:   "Enter to confirm · Esc to cancel"},
 		"api_key/1-api-key-dialog": {kind: KindAPIKey, title: "Detected a custom API key in your environment", question: "Do you want to use this API key?",
 			options: []string{"Yes", "No (recommended)"}, selected: 1, footer: "Enter to confirm · Esc to cancel"},
 		"permission/2-bash": {kind: KindPermission, title: "Bash command", question: "Do you want to proceed?", tool: "Bash",
@@ -98,7 +98,7 @@ func TestReadScreenDialogs(t *testing.T) {
 			options: []string{"Submit answers", "Cancel"}, questions: []string{"Database", "Features", "Name"}, current: CurrentSubmit},
 		"plan/4-plan @50x30": {kind: KindPlan, title: "Ready to code?", question: "Claude has written up a plan and is ready to execute. Would you like to proceed?",
 			options: []string{"Yes, and use auto mode", "Yes, manually approve edits", "Tell Claude what to change"}, text: []int{3},
-			plan: "Plan\n\n1. Create hello.txt\n2. Write a test\n3. Run it",
+			plan:   "Plan\n\n1. Create hello.txt\n2. Write a test\n3. Run it",
 			footer: "ctrl+g to    Vi  · ~/.claude/plans/plannofile-pl edit in      m  ease-crispy-sunbeam.md"},
 		"plan/2-exit-plan-mode-no-plan": {kind: KindPlan, title: "Exit plan mode?", options: []string{"Yes", "No"}},
 		"elicitation/2-form": {kind: KindElicitation, title: "MCP server “fake” requests your input", question: "Tell me about you",
@@ -107,13 +107,13 @@ func TestReadScreenDialogs(t *testing.T) {
 			options: []string{"No, exit", "Yes, I accept"}, footer: "Enter to confirm · Esc to cancel"},
 		"mcp_server/1-mcp-server-approval @50x30": {kind: KindMCPServer, title: "New MCP server found in this project: fake",
 			options: []string{"Use this MCP server", "Use this and all future MCP servers in this project", "Continue without using this MCP server"},
-			footer: "Enter to confirm · Esc to cancel"},
+			footer:  "Enter to confirm · Esc to cancel"},
 		"settings_error/1-settings-error @50x30": {kind: KindSettingsError, title: "Settings Error",
 			options: []string{"Fix with Claude", "Exit and fix manually", "Continue without these settings"}, footer: "Enter to confirm · Esc to cancel"},
 		"clear_resume/5-resume-picker @50x30": {kind: KindChoice, title: "Resume session", selected: -1,
 			footer: "Ctrl+A to show all projects · Ctrl+B to only show current branch · Space to preview · Ctrl+R to rename · Type to search · Esc to cancel"},
 		"drafts/13-escape-escape-on-empty-box": {kind: KindChoice, title: "Rewind", selected: -1, footer: "Enter to continue · Esc to cancel"},
-		"question/9-multi-review @50x30": {kind: KindChoice, title: "←  ☒ Features  ✔ Submit  →", selected: -1, footer: "❯ 1. Submit answers"},
+		"question/9-multi-review @50x30":       {kind: KindChoice, title: "←  ☒ Features  ✔ Submit  →", selected: -1, footer: "❯ 1. Submit answers"},
 	}
 	for name, w := range cases {
 		d := dialogOf(t, name)
