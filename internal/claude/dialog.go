@@ -1184,7 +1184,8 @@ func (d Dialog) Fingerprint() string {
 	}
 	var fields []string
 	for _, f := range d.Fields {
-		fields = append(fields, f.Name+":"+f.Kind)
+		// Names only: a chosen choice field loses its ▸ when unfocused.
+		fields = append(fields, f.Name)
 	}
 	// Current only as "a question or the Submit step": a capture without
 	// escapes does not show which tab is current, and the question's own

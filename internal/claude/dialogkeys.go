@@ -78,6 +78,9 @@ const (
 	UntilShows = "shows"
 	// UntilExpanded: the same elicitation, with field Target's choices shown.
 	UntilExpanded = "expanded"
+	// UntilChoice: the same elicitation, with field Target expanded and
+	// its choice Option (1-based) focused.
+	UntilChoice = "choice"
 	// UntilValue: the same elicitation, with field Target showing Value.
 	UntilValue = "value"
 	// UntilHint: the screen shows Target anywhere (a hint under the box).
@@ -147,6 +150,17 @@ func (u Until) Met(before *Dialog, screen string) bool {
 		for _, f := range d.Fields {
 			if f.Name == u.Target {
 				return len(f.Choices) > 0
+			}
+		}
+		return false
+	case UntilChoice:
+		d := same()
+		if d == nil {
+			return false
+		}
+		for _, f := range d.Fields {
+			if f.Name == u.Target {
+				return len(f.Choices) > 0 && f.ChoiceFocus == u.Option-1
 			}
 		}
 		return false
@@ -551,7 +565,7 @@ func (d Dialog) elicitationKeys(a Answer) (KeyPlan, error) {
 				} else {
 					cf++
 				}
-				p.Steps = append(p.Steps, KeyStep{Keys: []string{key}, Until: Until{What: UntilExpanded, Target: f.Name}})
+				p.Steps = append(p.Steps, KeyStep{Keys: []string{key}, Until: Until{What: UntilChoice, Target: f.Name, Option: cf + 1}})
 			}
 			p.Steps = append(p.Steps, KeyStep{Keys: []string{"Space"}, Until: Until{What: UntilValue, Target: f.Name, Value: f.Choices[c]}})
 		default:
