@@ -613,9 +613,9 @@ func recordEscapeTool(t *testing.T, claude, bin string) {
 	f.step("3-escaped")
 	var types []string
 	for _, l := range added {
-		types = append(types, truncate(l, 200))
+		types = append(types, transcriptSummary(l))
 	}
-	f.note("within 1 s of Escape: hooks [%s]; session file %s; new transcript lines: %s", hooks, file, strings.Join(types, " / "))
+	f.note("within 1 s of Escape: hooks [%s]; session file %s; new transcript lines: %s", hooks, file, strings.Join(types, "; "))
 	f.ready(10 * time.Second)
 	f.step("4-idle")
 	f.finish("Escape while a tool runs", "The fake model runs `sleep 30` (Claude runs `sleep` without asking), and Escape is pressed 1.5 s into it.")
@@ -942,3 +942,40 @@ func shellPrompt(s string) bool {
 // spinnerRE matches the spinner line of a running turn, e.g.
 // "✶ Photosynthesizing… (19s · ↓ 15 tokens)".
 var spinnerRE = regexp.MustCompile(`(?m)^[·✢✳✶✻✽*] [^\n]*…`)
+
+// transcriptSummary describes a transcript line: its type and, for
+// messages, the content blocks' types and text.
+func transcriptSummary(l string) string {
+	var e struct {
+		Type    string `json:"type"`
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal([]byte(l), &e) != nil {
+		return truncate(l, 80)
+	}
+	var blocks []struct {
+		Type    string          `json:"type"`
+		Text    string          `json:"text"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(e.Message.Content, &blocks) != nil {
+		var s string
+		_ = json.Unmarshal(e.Message.Content, &s)
+		return e.Type + " " + fmt.Sprintf("%q", truncate(s, 80))
+	}
+	var parts []string
+	for _, b := range blocks {
+		text := b.Text
+		if text == "" && len(b.Content) > 0 {
+			var c string
+			if json.Unmarshal(b.Content, &c) != nil {
+				c = string(b.Content)
+			}
+			text = c
+		}
+		parts = append(parts, fmt.Sprintf("%s %q", b.Type, truncate(text, 80)))
+	}
+	return e.Type + " [" + strings.Join(parts, ", ") + "]"
+}
