@@ -16,15 +16,16 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/time/rate"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
-	"github.com/corral-dev/corral/internal/hook"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/term"
@@ -83,13 +84,26 @@ type Agent struct {
 	reconcile chan struct{}
 	persistCh chan struct{}
 	dirty     map[string]bool
-	serverPID int
+	// deletes are sessions whose database row is still to be deleted.
+	deletes map[string]bool
+	// persistErr is the last failed database write, since persistFailing;
+	// nil once a write succeeds.
+	persistErr     error
+	persistFailing time.Time
+	serverPID      int
 	// reserved holds names of sessions being created.
 	reserved map[string]bool
+	// adopted: the tmux sessions the database did not know were taken in.
+	adopted bool
 
 	// storeMu orders database writes, so a late batch of states cannot
 	// bring back a session that Kill just deleted.
 	storeMu sync.Mutex
+
+	// warns limits warnings about untrusted input (bad hook deliveries):
+	// any process of the user can send them, as fast as it likes.
+	warns      *rate.Limiter
+	suppressed atomic.Int64
 
 	wg     sync.WaitGroup
 	ctx    context.Context
@@ -159,12 +173,33 @@ func New(cfg Config) (*Agent, error) {
 		reconcile: make(chan struct{}, 1),
 		persistCh: make(chan struct{}, 1),
 		dirty:     map[string]bool{},
+		deletes:   map[string]bool{},
 		reserved:  map[string]bool{},
+		warns:     rate.NewLimiter(rate.Every(time.Second), 10),
 	}, nil
+}
+
+// warn logs a warning about untrusted input, at most about one a second
+// after a burst; the ones left out are counted in the next.
+func (a *Agent) warn(msg string, args ...any) {
+	if !a.warns.Allow() {
+		a.suppressed.Add(1)
+		return
+	}
+	if n := a.suppressed.Swap(0); n > 0 {
+		args = append(args, "suppressed_before", n)
+	}
+	a.log.Warn(msg, args...)
 }
 
 // Bus is where the agent publishes.
 func (a *Agent) Bus() *events.Bus { return a.bus }
+
+// Roots are the directories the agent lists (Config.Roots, or the home).
+func (a *Agent) Roots() []string { return append([]string(nil), a.cfg.Roots...) }
+
+// Home is the user's home directory.
+func (a *Agent) Home() string { return a.cfg.Home }
 
 // Tmux is the agent's tmux server (terminal streaming attaches to it).
 func (a *Agent) Tmux() *tmux.Server { return a.tmux }
@@ -280,40 +315,27 @@ func (a *Agent) Close() error {
 	}
 	a.wg.Wait()
 	a.streams.Close()
-	return a.flush(context.Background())
+	if err := a.flush(context.Background()); err != nil {
+		a.mu.Lock()
+		n := len(a.dirty) + len(a.deletes)
+		a.mu.Unlock()
+		a.log.Error("database: session changes not saved at exit", "count", n, "err", err)
+		return err
+	}
+	return nil
 }
 
 // Version describes the agent.
 func (a *Agent) Version(ctx context.Context) api.VersionInfo {
-	v := api.VersionInfo{Version: version.String(), DataDir: a.cfg.DataDir, PID: os.Getpid(), StartedAt: a.started}
+	b := version.Get()
+	v := api.VersionInfo{Version: b.Version, Commit: b.Commit, BuildDate: b.Date, DataDir: a.cfg.DataDir, PID: os.Getpid(), StartedAt: a.started}
 	if tv, err := a.tmux.Version(ctx); err == nil {
 		v.Tmux = tv
 	}
+	if p := a.persistProblem(); p != "" {
+		v.Problems = append(v.Problems, p)
+	}
 	return v
-}
-
-func (a *Agent) serveHooks(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if a.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-				a.log.Error("hook socket", "err", err)
-			}
-			return
-		}
-		go a.handleHookConn(c)
-	}
-}
-
-func (a *Agent) handleHookConn(c net.Conn) {
-	defer c.Close()
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	h, payload, err := hook.Read(c, hook.MaxPayload)
-	if err != nil {
-		a.log.Warn("bad hook delivery", "err", err)
-		return
-	}
-	a.onDelivery(h, payload)
 }
 
 func envGet(env []string, key string) string {
@@ -373,16 +395,39 @@ func (a *Agent) applyLocked(s *session, ev status.Event) {
 	prev := s.st.Status
 	ns, out := status.Apply(s.st, ev, now())
 	s.st = ns
+	// A held signal, or a dialog a hook announced, is settled by the screen.
+	if out.Recheck || out.Changed && ns.Status == api.StatusNeedsInput && ns.OnScreen == "" {
+		a.recheck(s)
+	}
+	if out.Wake > 0 {
+		a.wakeAfter(s.id, out.Wake)
+	}
 	if !out.Changed {
 		return
 	}
 	if prev != ns.Status {
 		a.log.Debug("status", "session", s.id, "from", prev, "to", ns.Status, "by", ev.Kind)
 	}
-	if ns.Status == api.StatusNeedsInput && ev.Kind != status.ScreenPrompt && (ns.Waiting == nil || len(ns.Waiting.Options) == 0) {
-		a.scheduleOptions(s.id)
-	}
 	a.publishLocked(s, prev, out.Notify)
+}
+
+// wakeAfter sends the session a Tick after d, as the engine asked.
+func (a *Agent) wakeAfter(id string, d time.Duration) {
+	if a.ctx == nil {
+		return
+	}
+	a.goLoop("wake", func() {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-time.After(d):
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if s, ok := a.sessions[id]; ok {
+			a.applyLocked(s, status.Event{Kind: status.Tick})
+		}
+	})
 }
 
 // publishLocked publishes a session's current state. The caller holds a.mu.

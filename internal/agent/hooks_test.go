@@ -3,7 +3,10 @@ package agent_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,7 +149,7 @@ func TestHookBadDeliveriesChangeNothing(t *testing.T) {
 		{"garbage payload", rawDelivery(t, header(s.ID), []byte("\x00\xff not json {{{"))},
 		{"JSON array payload", rawDelivery(t, header(s.ID), []byte(`[1,2,3]`))},
 		{"payload without an event name", rawDelivery(t, header(s.ID), []byte(`{"session_id":"c1"}`))},
-		{"unknown event", rawDelivery(t, header(s.ID), []byte(`{"session_id":"c1","hook_event_name":"SubagentStop"}`))},
+		{"unknown event", rawDelivery(t, header(s.ID), []byte(`{"session_id":"c1","hook_event_name":"NoSuchEvent"}`))},
 		{"garbage header", []byte("this is not a header\n" + string(good))},
 		{"no newline after the header", []byte(`{"kind":"hook"`)},
 		{"unknown kind", rawDelivery(t, hook.Header{Kind: "bogus", Session: s.ID}, good)},
@@ -206,5 +209,65 @@ func TestStatusLineDelivery(t *testing.T) {
 	})))
 	if got := r.a.Bus().Seq(); got != seq {
 		t.Errorf("an unchanged status line published %d events", got-seq)
+	}
+}
+
+// TestForgedFIFOTranscript: a hook that names a FIFO as its transcript (any
+// process of the user can send one, a tool Claude runs included) must not
+// freeze the agent: opening a FIFO blocks until a writer comes.
+func TestForgedFIFOTranscript(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	s := r.shell("")
+	dir := filepath.Join(r.home, ".claude", "projects", "-forged")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	inside := filepath.Join(dir, "c1.jsonl")
+	outside := filepath.Join(r.home, "elsewhere.jsonl")
+	for _, p := range []string{inside, outside} {
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{inside, outside} {
+		r.sendHook(header(s.ID), payload{"session_id": "c1", "hook_event_name": "UserPromptSubmit", "prompt": "x", "transcript_path": p})
+	}
+	// Every operation still answers, promptly.
+	done := make(chan error, 1)
+	go func() {
+		ctx := ctxT(t)
+		if _, err := r.a.Sessions(ctx); err != nil {
+			done <- err
+			return
+		}
+		if _, err := r.a.Capture(ctx, s.ID, 0); err != nil {
+			done <- err
+			return
+		}
+		if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "true", Enter: true}); err != nil {
+			done <- err
+			return
+		}
+		o, err := r.a.Create(ctx, api.CreateRequest{Dir: r.proj, Shell: true})
+		if err == nil {
+			err = r.a.Kill(ctx, o.ID)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the agent froze after a hook named a FIFO as its transcript")
+	}
+	cur, err := r.a.Session(ctxT(t), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.TranscriptPath == outside {
+		t.Errorf("a transcript outside Claude's directory was taken: %s", cur.TranscriptPath)
 	}
 }

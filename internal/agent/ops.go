@@ -17,7 +17,9 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/events"
+	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/status"
+	"github.com/corral-dev/corral/internal/termsafe"
 	"github.com/corral-dev/corral/internal/tmux"
 )
 
@@ -43,10 +45,11 @@ func (a *Agent) Subscribe(ctx context.Context, since uint64) (*events.Sub, error
 const maxNameLen = 100
 
 // sanitizeName makes a usable name out of anything (a directory's name):
-// control characters become spaces, and it is cut to the length limit.
+// control and bidi characters become spaces, and it is cut to the length
+// limit.
 func sanitizeName(name string) string {
 	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+		if termsafe.Unsafe(r) || r == utf8.RuneError {
 			return ' '
 		}
 		return r
@@ -67,8 +70,10 @@ func cleanName(name string) (string, error) {
 	if len(name) > maxNameLen {
 		return "", api.Errorf(api.CodeBadRequest, "name is longer than %d bytes", maxNameLen)
 	}
-	if !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return "", api.Errorf(api.CodeBadRequest, "name has control characters")
+	if !termsafe.Clean(name) {
+		// C0 and C1 controls steer terminals; bidi controls make a name
+		// read as another.
+		return "", api.Errorf(api.CodeBadRequest, "name has control characters (C0, C1 or bidi controls) or is not UTF-8: %s", termsafe.String(name))
 	}
 	return name, nil
 }
@@ -97,6 +102,15 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 	}
 	if req.Resume != "" && !validClaudeID(req.Resume) {
 		return api.Session{}, api.Errorf(api.CodeBadRequest, "resume: %q is not a Claude session id", req.Resume)
+	}
+	if req.Resume != "" {
+		// Two Claudes on one conversation would mix their turns.
+		if other := a.runningConversation(req.Resume, ""); other != "" {
+			return api.Session{}, api.Errorf(api.CodeConversationRunning, "conversation %s is running in session %s; switch to it instead", req.Resume, other)
+		}
+		if pid := claudeRunning(a.cfg.ClaudeDir, req.Resume); pid != 0 {
+			return api.Session{}, api.Errorf(api.CodeConversationRunning, "conversation %s is running in a claude outside corral (pid %d)", req.Resume, pid)
+		}
 	}
 	for _, arg := range req.Args {
 		if strings.ContainsRune(arg, 0) {
@@ -146,7 +160,7 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 	}
 	if err := a.launch(ctx, s, req.Resume, req.Cols, req.Rows); err != nil {
 		a.storeMu.Lock()
-		a.store.DeleteSession(context.Background(), s.id)
+		a.dropRecord(context.Background(), s.id)
 		a.storeMu.Unlock()
 		return api.Session{}, err
 	}
@@ -155,6 +169,9 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 	a.publishLocked(s, "", false)
 	out := s.toAPI()
 	a.mu.Unlock()
+	if kind == api.KindClaude {
+		a.watchStartup(s.id)
+	}
 	a.log.Info("session created", "id", s.id, "name", s.name, "dir", dir, "kind", kind)
 	return out, nil
 }
@@ -166,21 +183,8 @@ func (a *Agent) launch(ctx context.Context, s *session, resume string, cols, row
 	if err := a.tmux.EnsureRunning(ctx); err != nil {
 		return api.Errorf(api.CodeUnavailable, "tmux: %v", err)
 	}
-	var argv []string
-	if s.kind == api.KindShell {
-		argv = []string{"/bin/sh", "-c", `exec "${SHELL:-/bin/sh}"`}
-	} else {
-		claudeArgv := []string{a.cfg.ClaudeBin, "--settings", a.settings}
-		if resume != "" {
-			claudeArgv = append(claudeArgv, "--resume", resume)
-		}
-		claudeArgv = append(claudeArgv, s.args...)
-		// The script is constant; the command arrives as "$@", so nothing
-		// from the request is ever parsed by a shell.
-		argv = append([]string{"/bin/sh", "-c", `"$@"; exec "${SHELL:-/bin/sh}"`, "corral"}, claudeArgv...)
-	}
 	pane, err := a.tmux.NewSession(ctx, tmux.NewSessionOptions{
-		Name: s.id, Dir: s.dir, Env: sessionEnv(a.cfg.Env, s.id), Argv: argv, Cols: cols, Rows: rows,
+		Name: s.id, Dir: s.dir, Env: sessionEnv(a.cfg.Env, s.id), Argv: a.paneArgv(s, resume), Cols: cols, Rows: rows,
 	})
 	if err != nil {
 		return api.Errorf(api.CodeUnavailable, "start session: %v", err)
@@ -191,13 +195,100 @@ func (a *Agent) launch(ctx context.Context, s *session, resume string, cols, row
 	s.paneID = pane.ID
 	s.claudePID = 0
 	s.launchedAt = now()
-	s.screenChecks = 0
 	a.watchPIDLocked(s, pane.PID)
 	a.mu.Unlock()
-	if s.kind == api.KindClaude {
-		a.scheduleScreenCheck(s.id, time.Second)
-	}
 	return nil
+}
+
+// paneArgv is what a session's pane runs: claude (resuming resume if set),
+// then the user's shell; or only the shell.
+func (a *Agent) paneArgv(s *session, resume string) []string {
+	if s.kind == api.KindShell {
+		return []string{"/bin/sh", "-c", `exec "${SHELL:-/bin/sh}"`}
+	}
+	claudeArgv := []string{a.cfg.ClaudeBin, "--settings", a.settings}
+	if resume != "" {
+		claudeArgv = append(claudeArgv, "--resume", resume)
+	}
+	claudeArgv = append(claudeArgv, s.args...)
+	// The script is constant; the command arrives as "$@", so nothing
+	// from the request is ever parsed by a shell.
+	return append([]string{"/bin/sh", "-c", `"$@"; exec "${SHELL:-/bin/sh}"`, "corral"}, claudeArgv...)
+}
+
+// Restart starts Claude again in an exited session's pane, in a new
+// conversation or (Resume) in the session's last one. The pane's shell is
+// replaced; a shell that runs a command of the person's is left alone.
+func (a *Agent) Restart(ctx context.Context, id string, req api.RestartRequest) (api.Session, error) {
+	a.mu.Lock()
+	s, err := a.getLocked(id)
+	if err != nil {
+		a.mu.Unlock()
+		return api.Session{}, err
+	}
+	kind, st, panePID, conv := s.kind, s.st.Status, s.panePID, s.st.ClaudeSessionID
+	tpath := s.transcript(a.cfg.ClaudeDir)
+	a.mu.Unlock()
+	switch {
+	case kind == api.KindShell:
+		return api.Session{}, api.Errorf(api.CodeBadRequest, "a shell session runs no Claude to restart")
+	case kind == api.KindExternal:
+		return api.Session{}, api.Errorf(api.CodeConflict, "corral did not start this claude; start it again where it ran")
+	case st != api.StatusExited:
+		return api.Session{}, api.Errorf(api.CodeConflict, "Claude is running in session %s (%s); only an exited session can be restarted", id, st)
+	}
+	resume := ""
+	if req.Resume {
+		if conv == "" || !claude.Saved(tpath) {
+			return api.Session{}, api.Errorf(api.CodeBadRequest, "session %s has no saved conversation to resume; restart it without resume", id)
+		}
+		if other := a.runningConversation(conv, id); other != "" {
+			return api.Session{}, api.Errorf(api.CodeConversationRunning, "conversation %s is running in %s; switch to it", conv, other)
+		}
+		resume = conv
+	}
+	if panePID > 0 {
+		kids, _ := proc.Children(panePID)
+		for _, k := range kids {
+			// A claude still on its way out goes with the shell.
+			if p, err := proc.Stat(k); err == nil && !proc.IsClaude(p) {
+				return api.Session{}, api.Errorf(api.CodeConflict, "the session's shell is running a command (pid %d); finish it first", k)
+			}
+		}
+	}
+	a.mu.Lock()
+	s.args = withoutResume(s.args)
+	argv := a.paneArgv(s, resume)
+	a.mu.Unlock()
+	pane, err := a.tmux.RespawnPane(ctx, id, tmux.RespawnOptions{Dir: s.dir, Env: sessionEnv(a.cfg.Env, id), Argv: argv})
+	if err != nil {
+		return api.Session{}, a.tmuxErr(err)
+	}
+	a.mu.Lock()
+	clear(s.watching)
+	s.tr = nil
+	s.panePID, s.paneID, s.claudePID = pane.PID, pane.ID, 0
+	s.launchedAt = now()
+	a.watchPIDLocked(s, pane.PID)
+	a.applyLocked(s, status.Event{Kind: status.Launched, ClaudeSessionID: resume})
+	out := s.toAPI()
+	a.mu.Unlock()
+	a.watchStartup(id)
+	a.log.Info("session restarted", "id", id, "resume", resume)
+	return out, nil
+}
+
+// runningConversation names the live session (other than except) whose
+// Claude runs a conversation, or "" if none does.
+func (a *Agent) runningConversation(conv, except string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.sessions {
+		if s.id != except && s.kind != api.KindShell && s.st.ClaudeSessionID == conv && s.st.Status != api.StatusExited {
+			return s.name
+		}
+	}
+	return ""
 }
 
 // validClaudeID: Claude's session ids are UUIDs. Anything starting with
@@ -293,9 +384,7 @@ func (a *Agent) Kill(ctx context.Context, id string) error {
 	if err := a.tmux.KillSession(ctx, id); err != nil && !errors.Is(err, tmux.ErrNoSession) && !errors.Is(err, tmux.ErrNoServer) {
 		a.log.Warn("kill session", "id", id, "err", err)
 	}
-	if err := a.store.DeleteSession(context.Background(), id); err != nil {
-		a.log.Error("delete session", "id", id, "err", err)
-	}
+	a.dropRecord(context.Background(), id)
 	a.bus.Remove(id)
 	a.log.Info("session killed", "id", id, "name", s.name)
 	return nil
@@ -310,23 +399,33 @@ func (a *Agent) Rename(ctx context.Context, id, name string) (api.Session, error
 	if name == "" {
 		return api.Session{}, api.Errorf(api.CodeBadRequest, "name is empty")
 	}
+	// storeMu orders this write with the others; the database is written
+	// without the agent's lock.
 	a.storeMu.Lock()
 	defer a.storeMu.Unlock()
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	s, err := a.getLocked(id)
 	if err != nil {
+		a.mu.Unlock()
 		return api.Session{}, err
 	}
 	for _, o := range a.sessions {
 		if o != s && o.name == name {
+			a.mu.Unlock()
 			return api.Session{}, api.Errorf(api.CodeConflict, "another session is named %q", name)
 		}
 	}
 	old := s.name
 	s.name = name
-	if err := a.store.PutSession(ctx, s.record()); err != nil {
-		s.name = old
+	rec := s.record()
+	a.mu.Unlock()
+	err = a.store.PutSession(ctx, rec)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		if s.name == name {
+			s.name = old
+		}
 		return api.Session{}, fmt.Errorf("save session: %w", err)
 	}
 	a.publishLocked(s, s.st.Status, false)
@@ -360,72 +459,6 @@ func (a *Agent) waitStarted(ctx context.Context, id string) error {
 			}
 		}
 	}
-}
-
-// SendText types text into a session, then presses Enter if asked.
-func (a *Agent) SendText(ctx context.Context, id string, req api.InputRequest) error {
-	if _, err := a.get(id); err != nil {
-		return err
-	}
-	if err := a.waitStarted(ctx, id); err != nil {
-		return err
-	}
-	if !utf8.ValidString(req.Text) {
-		return api.Errorf(api.CodeBadRequest, "text is not valid UTF-8")
-	}
-	if req.Text == "" && !req.Enter {
-		return api.Errorf(api.CodeBadRequest, "nothing to send")
-	}
-	tm, target, err := a.terminal(id)
-	if err != nil {
-		return err
-	}
-	if req.Text != "" {
-		if err := tm.SendText(ctx, target, req.Text); err != nil {
-			return a.tmuxErr(err)
-		}
-	}
-	if req.Enter {
-		if err := tm.SendKeys(ctx, target, "Enter"); err != nil {
-			return a.tmuxErr(err)
-		}
-	}
-	a.personActed(id, status.Input)
-	return nil
-}
-
-// SendKeys presses named keys in a session.
-func (a *Agent) SendKeys(ctx context.Context, id string, keys []string) error {
-	if _, err := a.get(id); err != nil {
-		return err
-	}
-	if len(keys) > 200 {
-		return api.Errorf(api.CodeBadRequest, "too many keys in one request (%d > 200)", len(keys))
-	}
-	for _, k := range keys {
-		if !tmux.ValidKey(k) {
-			return api.Errorf(api.CodeBadRequest, "invalid key name %q (tmux key names: Enter, Escape, Up, C-c, 1 ...)", k)
-		}
-	}
-	// A dialog shown while starting (trust this folder?) is answered with
-	// keys, so only wait when nothing asks.
-	if s, ok := a.bus.Session(id); ok && s.Status == api.StatusStarting {
-		if err := a.waitStarted(ctx, id); err != nil {
-			return err
-		}
-	}
-	tm, target, err := a.terminal(id)
-	if err != nil {
-		return err
-	}
-	if err := tm.SendKeys(ctx, target, keys...); err != nil {
-		if errors.Is(err, tmux.ErrInvalid) {
-			return api.Errorf(api.CodeBadRequest, "%v", err)
-		}
-		return a.tmuxErr(err)
-	}
-	a.personActed(id, status.Input)
-	return nil
 }
 
 // Viewed records that a person looked at a session.
@@ -477,6 +510,8 @@ const (
 	// runMaxOutput keeps a result well inside the device link's 1 MiB
 	// frame even after JSON escaping.
 	runMaxOutput = 256 << 10
+	// runWaitDelay bounds the wait for output after the command exited.
+	runWaitDelay = time.Second
 )
 
 // Run runs a command beside a session: in the directory its pane is in,
@@ -522,13 +557,19 @@ func (a *Agent) Run(ctx context.Context, id string, req api.RunRequest) (api.Run
 	// Its own process group, so a timeout kills the whole pipeline.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	// A background child may hold the pipe for ever: read it this much
+	// longer after the command exits, then return.
+	cmd.WaitDelay = runWaitDelay
 	start := time.Now()
 	err = cmd.Run()
 	res := api.RunResult{Output: out.buf.String(), Truncated: out.cut, DurationMS: time.Since(start).Milliseconds()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
+	case errors.Is(err, exec.ErrWaitDelay):
+		// The command exited 0, but a process it put in the background
+		// (`cmd &`) still holds the output: keep what came, and say so.
+		res.Output += fmt.Sprintf("\ncorral: the command exited, but a process it started keeps its output open; output after %v is not shown\n", runWaitDelay)
 	case ctx.Err() == context.DeadlineExceeded:
 		res.ExitCode = 124
 		res.Output += fmt.Sprintf("\ncorral: command timed out after %v\n", timeout)
@@ -618,25 +659,59 @@ func (a *Agent) ListDir(ctx context.Context, device, path string) (api.DirListin
 }
 
 // inRoots resolves path (following symlinks) and checks that it lies inside
-// one of the roots. It returns the resolved path and its root.
+// one of the roots. It returns the resolved path and its root. A path
+// outside the roots is refused the same way whether or not it exists, so
+// the answer tells nothing about what is there.
 func (a *Agent) inRoots(path string) (string, string, error) {
 	if !filepath.IsAbs(path) || strings.ContainsRune(path, 0) {
 		return "", "", api.Errorf(api.CodeBadRequest, "path must be absolute: %q", path)
 	}
-	real, err := filepath.EvalSymlinks(filepath.Clean(path))
-	if err != nil {
-		return "", "", api.Errorf(api.CodeNotFound, "no such directory: %s", path)
-	}
+	real, exists := resolvePath(filepath.Clean(path))
 	for _, r := range a.cfg.Roots {
 		rr, err := filepath.EvalSymlinks(r)
 		if err != nil {
 			continue
 		}
 		if real == rr || strings.HasPrefix(real, rr+string(filepath.Separator)) || rr == "/" {
+			if !exists {
+				return "", "", api.Errorf(api.CodeNotFound, "no such directory: %s", path)
+			}
 			return real, rr, nil
 		}
 	}
 	return "", "", api.Errorf(api.CodeForbidden, "%s is outside the allowed roots (%s)", path, strings.Join(a.cfg.Roots, ", "))
+}
+
+// resolvePath follows the symlinks of path as far as it exists and keeps
+// the rest as written: where a missing path would be if it existed. A
+// dangling link counts as where it points. exists says whether all of it
+// does.
+func resolvePath(path string) (real string, exists bool) {
+	// 40 links, as Linux allows, then give up (a loop).
+	for range 40 {
+		p, rest := path, ""
+		for {
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				return filepath.Join(r, rest), rest == ""
+			}
+			if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				if t, err := os.Readlink(p); err == nil {
+					if !filepath.IsAbs(t) {
+						t = filepath.Join(filepath.Dir(p), t)
+					}
+					path = filepath.Join(t, rest)
+					break
+				}
+			}
+			parent := filepath.Dir(p)
+			if parent == p {
+				return path, false
+			}
+			rest = filepath.Join(filepath.Base(p), rest)
+			p = parent
+		}
+	}
+	return path, false
 }
 
 // Resumable lists the Claude sessions recorded for a directory.
@@ -648,5 +723,18 @@ func (a *Agent) Resumable(ctx context.Context, device, dir string) ([]api.Resuma
 	if err != nil {
 		return nil, api.Errorf(api.CodeInternal, "resumable sessions: %v", err)
 	}
+	live := liveConversations(a.cfg.ClaudeDir)
+	a.mu.Lock()
+	for i := range list {
+		for _, s := range a.sessions {
+			if s.kind != api.KindShell && s.st.ClaudeSessionID == list[i].ID && s.st.Status != api.StatusExited {
+				list[i].RunningIn, list[i].RunningName, list[i].Running = s.id, s.name, true
+			}
+		}
+		if live[list[i].ID] {
+			list[i].Running = true
+		}
+	}
+	a.mu.Unlock()
 	return list, nil
 }

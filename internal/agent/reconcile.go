@@ -129,43 +129,64 @@ func (a *Agent) reconcileLoop() {
 func (a *Agent) reconcileOnce() error {
 	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
 	defer cancel()
-	up := a.tmux.Running(ctx)
+	// Only tmux's own "no server" means the sessions are gone. Any other
+	// failure (tmux out of file descriptors, a timeout) leaves every
+	// session as it is, to be looked at again on the next round.
+	up, err := a.tmux.Running(ctx)
+	if err != nil {
+		return fmt.Errorf("tmux did not answer; sessions left as they are, retrying: %w", err)
+	}
 	var list []tmux.SessionInfo
+	// A pane made after the listing is not in it, and is not gone.
+	listedAt := now()
 	if up {
-		var err error
 		list, err = a.tmux.ListSessions(ctx)
 		if err != nil {
-			if !errors.Is(err, tmux.ErrNoServer) {
-				return err
+			return fmt.Errorf("tmux did not answer; sessions left as they are, retrying: %w", err)
+		}
+		if len(list) == 0 {
+			// ListSessions says nothing for a server that died in between:
+			// ask again before calling every pane closed.
+			if up, err = a.tmux.Running(ctx); err != nil {
+				return fmt.Errorf("tmux did not answer; sessions left as they are, retrying: %w", err)
 			}
-			up = false
 		}
 	}
 	if !up {
 		return a.recreateAll(ctx)
 	}
 	a.watchServer()
+	// Panes the database does not know (it was lost): taken in before the
+	// round below verifies them; they are in the list already.
+	a.adoptOnce(ctx)
 	alive := make(map[string]tmux.SessionInfo, len(list))
 	for _, info := range list {
 		alive[info.Name] = info
 	}
 
+	// What to look at, under the lock; the looking (/proc, Claude's files,
+	// the screen) without it; what it found, under the lock again.
 	a.mu.Lock()
-	var gone []*session
-	var ended []string
+	var gone, ended []string
+	var lost []*session
+	var probes []probe
 	for _, s := range a.sessions {
 		if s.kind == api.KindExternal {
-			if !externalAlive(s) {
-				ended = append(ended, s.id)
-			} else if s.st.Status == api.StatusUnknown || s.st.Status == api.StatusNeedsInput {
-				a.watchPIDLocked(s, s.claudePID)
-				a.applyLocked(s, status.Event{Kind: status.Verified, Check: a.checkLocked(s, true)})
-			}
+			probes = append(probes, probe{id: s.id, external: true, s: *s})
 			continue
 		}
 		info, ok := alive[s.id]
+		if !ok && s.launchedAt.After(listedAt) {
+			continue
+		}
 		if !ok {
-			gone = append(gone, s)
+			if s.lost {
+				// Its server died and bringing it back failed: try again
+				// rather than take it for closed.
+				lost = append(lost, s)
+			} else {
+				gone = append(gone, s.id)
+			}
 			continue
 		}
 		if info.Pane.PID != s.panePID && info.Pane.PID > 0 {
@@ -174,75 +195,168 @@ func (a *Agent) reconcileOnce() error {
 		}
 		s.paneID = info.Pane.ID
 		if s.kind == api.KindClaude {
-			a.checkClaudeLocked(s)
+			probes = append(probes, probe{id: s.id, s: *s})
 		}
 	}
 	a.mu.Unlock()
-	// A pane that ended while the server lives was closed by the person.
-	closed := make([]string, len(gone))
-	for i, s := range gone {
-		closed[i] = s.id
+	for i := range probes {
+		a.look1(ctx, &probes[i])
 	}
-	a.forget(ctx, closed, "closed")
+	a.mu.Lock()
+	for _, p := range probes {
+		s, ok := a.sessions[p.id]
+		if !ok {
+			continue
+		}
+		if p.external {
+			if !p.running {
+				ended = append(ended, p.id)
+			} else if p.verify {
+				a.watchPIDLocked(s, s.claudePID)
+				a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
+			}
+			continue
+		}
+		a.settleLocked(s, p)
+	}
+	a.mu.Unlock()
+	for _, p := range probes {
+		if p.read {
+			a.readTranscript(p.id)
+		}
+	}
+	// A pane that ended while the server lives was closed by the person.
+	a.forget(ctx, gone, "closed")
 	a.forget(ctx, ended, "ended (claude started outside corral exited)")
+	if len(lost) > 0 {
+		return a.recreate(ctx, lost)
+	}
 	return nil
 }
 
-// checkClaudeLocked finds claude in a session's pane and re-verifies
-// states that could not be trusted (after a restart).
-func (a *Agent) checkClaudeLocked(s *session) {
-	running := false
-	if s.claudePID != 0 {
-		if p, err := proc.Stat(s.claudePID); err == nil && proc.IsClaude(p) {
-			running = true
-		} else {
-			s.claudePID = 0
+// probe is what reconciliation found out about one session, away from the
+// agent's lock.
+type probe struct {
+	id       string
+	external bool
+	// s is a copy of the session when it was looked at.
+	s session
+	// running: claude lives in the pane (pid its pid); check is what
+	// re-verification needs; verify: the state needs it.
+	running bool
+	pid     int
+	verify  bool
+	check   verifyCheck
+	// screen is a read of the screen, for a state a dialog may explain.
+	screen   screenView
+	screened bool
+	// read: the transcript should be read (claude found, none followed).
+	read bool
+}
+
+// look1 finds claude in a session's pane and, for states that could not be
+// trusted, what its session file, transcript and screen say.
+func (a *Agent) look1(ctx context.Context, p *probe) {
+	s := &p.s
+	if p.external {
+		p.running = externalAlive(s)
+		p.pid = s.claudePID
+	} else {
+		if s.claudePID != 0 {
+			if pr, err := proc.Stat(s.claudePID); err == nil && proc.IsClaude(pr) {
+				p.running, p.pid = true, s.claudePID
+			}
 		}
-	}
-	if !running && s.panePID != 0 {
-		if p, found, err := proc.FindClaude(s.panePID); err == nil && found {
-			running = true
-			s.claudePID = p.PID
-			if s.st.Status == api.StatusExited {
-				a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+		if !p.running && s.panePID != 0 {
+			if pr, found, err := proc.FindClaude(s.panePID); err == nil && found {
+				p.running, p.pid = true, pr.PID
 			}
 		}
 	}
-	if running {
-		a.watchPIDLocked(s, s.claudePID)
-		if s.tail == nil {
-			a.ensureTranscriptLocked(s)
-			a.readTranscriptLocked(s)
+	switch s.st.Status {
+	case api.StatusUnknown, api.StatusNeedsInput, api.StatusStarting:
+		p.verify = s.st.Status != api.StatusStarting
+		if p.running {
+			p.check = a.checkOf(s, p.pid)
 		}
+		p.check.ClaudeRunning = p.running
+		// A dialog explains needs-input, and startup dialogs come before
+		// any file: look before trusting the files.
+		if p.running && s.kind != api.KindExternal || s.ext != nil {
+			if v, err := a.look(ctx, s.id); err == nil {
+				p.screen, p.screened = v, true
+			}
+		}
+	}
+}
+
+// settleLocked applies what a probe found. The caller holds a.mu.
+func (a *Agent) settleLocked(s *session, p probe) {
+	if !p.running {
+		if s.claudePID != 0 && s.claudePID == p.s.claudePID {
+			s.claudePID = 0
+		}
+	} else if s.claudePID != p.pid {
+		s.claudePID = p.pid
+		if s.st.Status == api.StatusExited {
+			a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+		}
+	}
+	if p.running {
+		a.watchPIDLocked(s, s.claudePID)
+		if s.tr == nil {
+			a.ensureTranscriptLocked(s)
+			p.read = s.tr != nil
+		}
+	}
+	if p.screened && s.st.Status != api.StatusExited {
+		a.observeLocked(s, p.screen)
 	}
 	switch s.st.Status {
 	case api.StatusUnknown, api.StatusNeedsInput:
-		a.applyLocked(s, status.Event{Kind: status.Verified, Check: a.checkLocked(s, running)})
+		if p.check.SessionID != "" {
+			s.st.ClaudeSessionID = p.check.SessionID
+		}
+		a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
 	case api.StatusStarting:
-		if !running && time.Since(s.launchedAt) > startGrace {
+		switch {
+		case p.running:
+			// Claude is up, but the signal that it came up may be lost (a
+			// hook that failed, a session file changed before corral knew
+			// the pid, a claude that was there before this launch). Leave
+			// starting once its session file has a status, or once the
+			// grace is over.
+			switch p.check.FileStatus {
+			case claude.SessionBusy, claude.SessionIdle, claude.SessionWaiting:
+			default:
+				if time.Since(s.launchedAt) <= startGrace {
+					return
+				}
+			}
+			if p.check.SessionID != "" {
+				s.st.ClaudeSessionID = p.check.SessionID
+			}
+			a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
+		case time.Since(s.launchedAt) > startGrace:
 			a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
 		}
 	case api.StatusExited:
 	default:
-		if !running {
+		if !p.running {
 			a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
 		}
 	}
 }
 
-// checkLocked gathers what re-verification needs: is claude alive, what
-// does its session file say, did the transcript's last turn end.
-func (a *Agent) checkLocked(s *session, running bool) status.Check {
-	c := status.Check{ClaudeRunning: running}
-	if !running {
-		return c
-	}
-	path := filepath.Join(claude.SessionsDir(a.cfg.ClaudeDir), strconv.Itoa(s.claudePID)+".json")
+// checkOf gathers what re-verification needs of a live claude: what its
+// session file says, and whether the transcript's last turn ended.
+func (a *Agent) checkOf(s *session, pid int) verifyCheck {
+	var c verifyCheck
+	c.ClaudeRunning = true
+	path := filepath.Join(claude.SessionsDir(a.cfg.ClaudeDir), strconv.Itoa(pid)+".json")
 	if f, err := claude.ReadSessionFile(path); err == nil && proc.StartTimeMatches(f.PID, f.ProcStart) {
 		c.FileStatus, c.FileWaitingFor = f.Status, f.WaitingFor
-		if f.SessionID != "" {
-			s.st.ClaudeSessionID = f.SessionID
-		}
+		c.SessionID = f.SessionID
 	}
 	if tp := s.transcript(a.cfg.ClaudeDir); tp != "" {
 		if ts, err := claude.LastTurnState(tp); err == nil {
@@ -250,6 +364,12 @@ func (a *Agent) checkLocked(s *session, running bool) status.Check {
 		}
 	}
 	return c
+}
+
+// verifyCheck is a status.Check and the conversation id the file named.
+type verifyCheck struct {
+	status.Check
+	SessionID string
 }
 
 // recreateAll brings sessions back after the tmux server died or the
@@ -273,6 +393,22 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 		return nil
 	}
 	a.log.Warn("tmux server is gone; recreating sessions", "count", len(todo))
+	return a.recreate(ctx, todo)
+}
+
+// recreate starts sessions again whose panes died with their server. A
+// session whose launch fails keeps its state and is marked lost, so the
+// next round tries again instead of taking it for closed.
+func (a *Agent) recreate(ctx context.Context, todo []*session) error {
+	// A server that cannot be started now fails every launch alike.
+	if err := a.tmux.EnsureRunning(ctx); err != nil {
+		a.mu.Lock()
+		for _, s := range todo {
+			s.lost = true
+		}
+		a.mu.Unlock()
+		return fmt.Errorf("recreating %d sessions: %w", len(todo), err)
+	}
 	var errs []error
 	for _, s := range todo {
 		a.mu.Lock()
@@ -286,17 +422,37 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 				a.log.Warn("no transcript to resume; starting a new conversation", "id", s.id, "claude_session", resume, "transcript", tp)
 				resume = ""
 			}
+			// The old pids and transcript reader are about the old pane.
 			clear(s.watching)
-			s.tail, s.tailPrimed = nil, false
-			// Whatever the old processes still say is about the old pane.
+			s.tr = nil
 			s.claudePID, s.panePID, s.paneID = 0, 0, ""
+		}
+		// Starting before the pane exists, so that no hook of the new
+		// claude can come before it.
+		prev := s.st
+		if s.kind == api.KindClaude {
 			a.applyLocked(s, status.Event{Kind: status.Launched, ClaudeSessionID: resume})
 		}
 		s.args = withoutResume(s.args)
 		a.mu.Unlock()
 		if err := a.launch(ctx, s, resume, 0, 0); err != nil {
+			// No pane, no new claude: the session keeps the state it had.
+			a.mu.Lock()
+			s.lost = true
+			if s.kind == api.KindClaude {
+				cur := s.st.Status
+				s.st = prev
+				a.publishLocked(s, cur, false)
+			}
+			a.mu.Unlock()
 			errs = append(errs, fmt.Errorf("session %s: %w", s.id, err))
 			continue
+		}
+		a.mu.Lock()
+		s.lost = false
+		a.mu.Unlock()
+		if s.kind == api.KindClaude {
+			a.watchStartup(s.id)
 		}
 		if s.kind == api.KindShell {
 			// Its terminal was replaced: viewers should know.
@@ -337,7 +493,6 @@ func (a *Agent) restore(ctx context.Context) error {
 		return fmt.Errorf("load sessions: %w", err)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	list := make([]api.Session, 0, len(recs))
 	var dead []string
 	for _, r := range recs {
@@ -353,89 +508,12 @@ func (a *Agent) restore(ctx context.Context) error {
 		a.markDirtyLocked(s.id)
 	}
 	a.bus.Load(list)
+	a.mu.Unlock()
 	for _, id := range dead {
-		if err := a.store.DeleteSession(ctx, id); err != nil {
-			a.log.Error("delete session", "id", id, "err", err)
-		}
+		a.dropRecord(ctx, id)
 	}
 	if len(recs) > 0 {
 		a.log.Info("sessions restored", "count", len(recs))
 	}
 	return nil
-}
-
-// scheduleScreenCheck looks at a starting session's screen after d: Claude
-// asks some questions (trust this folder? use this API key?) before any hook
-// can run, and only the screen shows them.
-func (a *Agent) scheduleScreenCheck(id string, d time.Duration) {
-	time.AfterFunc(d, func() {
-		if a.ctx == nil || a.ctx.Err() != nil {
-			return
-		}
-		a.mu.Lock()
-		s, ok := a.sessions[id]
-		if !ok || s.st.Status != api.StatusStarting || s.screenChecks >= 6 {
-			a.mu.Unlock()
-			return
-		}
-		s.screenChecks++
-		n := s.screenChecks
-		a.mu.Unlock()
-		ctx, cancel := context.WithTimeout(a.ctx, 5*time.Second)
-		defer cancel()
-		text, err := a.tmux.Capture(ctx, id, tmux.CaptureOptions{})
-		if err == nil {
-			if p, ok := claude.ParsePrompt(text); ok {
-				a.mu.Lock()
-				if s, ok := a.sessions[id]; ok {
-					a.applyLocked(s, status.Event{Kind: status.ScreenPrompt, Message: p.Question, Options: p.Options})
-				}
-				a.mu.Unlock()
-				return
-			}
-		}
-		a.scheduleScreenCheck(id, time.Duration(n)*time.Second)
-	})
-}
-
-// scheduleOptions reads a needs-input session's dialog off the screen once
-// Claude has drawn it, so its options can be offered as buttons.
-func (a *Agent) scheduleOptions(id string) {
-	delays := []time.Duration{100 * time.Millisecond, 400 * time.Millisecond, 1500 * time.Millisecond}
-	var try func(i int)
-	try = func(i int) {
-		time.AfterFunc(delays[i], func() {
-			if a.ctx == nil || a.ctx.Err() != nil {
-				return
-			}
-			a.mu.Lock()
-			s, ok := a.sessions[id]
-			waiting := ok && s.st.Status == api.StatusNeedsInput && (s.st.Waiting == nil || len(s.st.Waiting.Options) == 0)
-			a.mu.Unlock()
-			if !waiting {
-				return
-			}
-			ctx, cancel := context.WithTimeout(a.ctx, 5*time.Second)
-			defer cancel()
-			tm, target, err := a.terminal(id)
-			if err != nil {
-				return
-			}
-			text, err := tm.Capture(ctx, target, tmux.CaptureOptions{})
-			if err == nil {
-				if p, ok := claude.ParsePrompt(text); ok && len(p.Options) > 0 {
-					a.mu.Lock()
-					if s, ok := a.sessions[id]; ok {
-						a.applyLocked(s, status.Event{Kind: status.ScreenPrompt, Message: p.Question, Options: p.Options})
-					}
-					a.mu.Unlock()
-					return
-				}
-			}
-			if i+1 < len(delays) {
-				try(i + 1)
-			}
-		})
-	}
-	try(0)
 }

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,7 +19,12 @@ import (
 
 // hookEvent maps a hook payload to a status event.
 func hookEvent(p claude.HookPayload, at time.Time) (status.Event, bool) {
-	ev := status.Event{At: at, ClaudeSessionID: p.SessionID, TranscriptPath: p.TranscriptPath, Model: p.Model}
+	ev := status.Event{At: at, ClaudeSessionID: p.SessionID, TranscriptPath: p.TranscriptPath, Model: p.Model,
+		AgentID: p.AgentID, AgentType: p.AgentType, ToolUseID: p.ToolUseID}
+	if p.AgentID != "" {
+		// A subagent's transcript is its own; the session's stays.
+		ev.TranscriptPath = ""
+	}
 	switch p.HookEventName {
 	case claude.EventSessionStart:
 		ev.Kind, ev.Source = status.HookSessionStart, p.Source
@@ -29,6 +36,10 @@ func hookEvent(p claude.HookPayload, at time.Time) (status.Event, bool) {
 		ev.Kind, ev.Tool, ev.ToolInput = status.HookPreToolUse, p.ToolName, p.ToolInput
 	case claude.EventPostToolUse, claude.EventPostToolUseFailure:
 		ev.Kind, ev.Tool = status.HookPostToolUse, p.ToolName
+	case claude.EventSubagentStart:
+		ev.Kind = status.HookSubagentStart
+	case claude.EventSubagentStop:
+		ev.Kind = status.HookSubagentStop
 	case claude.EventPermissionRequest:
 		ev.Kind, ev.Tool, ev.ToolInput, ev.Suggestions = status.HookPermissionRequest, p.ToolName, p.ToolInput, p.PermissionSuggestions
 	case claude.EventNotification:
@@ -47,55 +58,89 @@ func hookEvent(p claude.HookPayload, at time.Time) (status.Event, bool) {
 	return ev, true
 }
 
-// onDelivery handles one hook or status line delivery.
+// onDelivery handles one hook or status line delivery. The payload is
+// parsed and /proc read before the agent's lock is taken, and the
+// transcript is read after it is released: the lock only covers applying
+// the signal.
 func (a *Agent) onDelivery(h hook.Header, payload []byte) {
+	if h.Truncated && h.Kind != hook.KindHook {
+		a.warn("status line input over the size limit was dropped", "session", h.Session)
+		return
+	}
+	var p claude.HookPayload
+	var sl claude.StatusLine
+	var err error
+	switch h.Kind {
+	case hook.KindStatusLine:
+		sl, err = claude.ParseStatusLine(payload)
+	case hook.KindHook:
+		if h.Truncated {
+			// Cut at the size limit by the sender: the event and its tool,
+			// without the tool's input.
+			p, err = claude.ParseHookPrefix(payload)
+		} else {
+			p, err = claude.ParseHook(payload)
+		}
+	}
+	if err != nil {
+		a.warn("bad hook delivery", "session", h.Session, "kind", h.Kind, "truncated", h.Truncated, "err", err)
+		return
+	}
+	if h.Truncated {
+		a.warn("hook payload over the size limit; read without its tool input", "session", h.Session, "event", p.HookEventName, "tool", p.ToolName)
+	}
+	claudePID := h.ClaudePID
+	if claudePID == 0 && h.Kind == hook.KindHook {
+		claudePID = claudeAncestor(h.PPID)
+	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	s := a.sessionForDeliveryLocked(h)
 	if s == nil && h.Session == "" && h.Kind == hook.KindHook {
 		s = a.externalLocked(h, payload)
 	}
 	if s == nil {
+		a.mu.Unlock()
 		a.log.Debug("delivery from a process corral does not run", "kind", h.Kind, "pid", h.PID, "session", h.Session)
 		return
 	}
-	if h.Truncated {
-		a.log.Warn("hook payload over the size limit was dropped", "session", s.id)
+	id := s.id
+	if h.Kind == hook.KindStatusLine {
+		a.absorbStatusLineLocked(s, sl)
+		a.mu.Unlock()
 		return
 	}
-	switch h.Kind {
-	case hook.KindStatusLine:
-		sl, err := claude.ParseStatusLine(payload)
-		if err != nil {
-			a.log.Warn("bad status line input", "session", s.id, "err", err)
-			return
+	if claudePID > 0 && s.kind != api.KindExternal && s.claudePID != claudePID {
+		s.claudePID = claudePID
+		a.watchPIDLocked(s, claudePID)
+	}
+	ev, ok := hookEvent(p, h.Time())
+	if ok {
+		if ev.TranscriptPath != "" && !a.claudeFile(ev.TranscriptPath) {
+			a.warn("hook names a transcript outside Claude's directory; ignored", "session", id, "path", ev.TranscriptPath)
+			ev.TranscriptPath = ""
 		}
-		a.absorbStatusLineLocked(s, sl)
-	case hook.KindHook:
-		p, err := claude.ParseHook(payload)
-		if err != nil {
-			a.log.Warn("bad hook payload", "session", s.id, "err", err)
-			return
-		}
-		if h.ClaudePID > 0 && s.kind != api.KindExternal && s.claudePID != h.ClaudePID {
-			s.claudePID = h.ClaudePID
-			a.watchPIDLocked(s, h.ClaudePID)
-		} else if h.ClaudePID == 0 {
-			a.noteClaudeLocked(s, h.PPID)
-		}
-		ev, ok := hookEvent(p, h.Time())
-		if !ok {
-			return
-		}
-		a.log.Debug("hook", "session", s.id, "event", p.HookEventName, "status", s.st.Status, "age", time.Since(h.Time()).Round(time.Microsecond))
+		a.log.Debug("hook", "session", id, "event", p.HookEventName, "status", s.st.Status, "age", time.Since(h.Time()).Round(time.Microsecond))
 		if ev.Kind == status.HookSessionStart && s.st.Status == api.StatusExited {
 			// claude started again in the pane's shell.
 			a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
 		}
 		a.applyLocked(s, ev)
 		a.ensureTranscriptLocked(s)
-		a.readTranscriptLocked(s)
 	}
+	a.mu.Unlock()
+	if ok {
+		a.readTranscript(id)
+	}
+}
+
+// claudeFile reports whether path is a transcript in Claude's own project
+// folders: a hook payload is untrusted, and corral reads what it names.
+func (a *Agent) claudeFile(path string) bool {
+	if !filepath.IsAbs(path) || filepath.Ext(path) != ".jsonl" {
+		return false
+	}
+	root := filepath.Join(a.cfg.ClaudeDir, "projects") + string(filepath.Separator)
+	return strings.HasPrefix(filepath.Clean(path), root)
 }
 
 // sessionForDeliveryLocked finds the session a hook process belongs to:
@@ -156,37 +201,31 @@ func usageEqual(a, b api.Usage) bool {
 		string(a.RateLimits) == string(b.RateLimits)
 }
 
-// noteClaudeLocked learns claude's pid from a hook process's parent: the
-// nearest ancestor that is claude.
-func (a *Agent) noteClaudeLocked(s *session, ppid int) {
-	if ppid <= 1 || (s.claudePID != 0 && s.claudePID == ppid) {
-		return
-	}
+// claudeAncestor is the pid of the nearest claude among a hook process's
+// parents (0 if none): the claude that ran the hook.
+func claudeAncestor(ppid int) int {
 	pid := ppid
 	for range 4 {
+		if pid <= 1 {
+			return 0
+		}
 		p, err := proc.Stat(pid)
 		if err != nil {
-			return
+			return 0
 		}
 		if proc.IsClaude(p) {
-			if s.claudePID != p.PID {
-				s.claudePID = p.PID
-				a.watchPIDLocked(s, p.PID)
-			}
-			return
+			return p.PID
 		}
 		pid = p.PPID
-		if pid <= 1 {
-			return
-		}
 	}
+	return 0
 }
 
-// onSessionFile handles a change of one of Claude's session files.
+// onSessionFile handles a change of one of Claude's session files. The
+// process checks (/proc) come before the lock, the transcript after it.
 func (a *Agent) onSessionFile(ev claude.SessionFileEvent) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	if ev.Removed {
+		a.mu.Lock()
 		for _, s := range a.sessions {
 			if s.claudePID == ev.PID {
 				// Claude removes its file on exit; the process watcher will
@@ -194,40 +233,84 @@ func (a *Agent) onSessionFile(ev claude.SessionFileEvent) {
 				a.kickReconcile()
 			}
 		}
+		a.mu.Unlock()
 		return
 	}
 	f := ev.File
-	s := a.sessionForPIDLocked(f.PID)
-	if s == nil {
-		return
-	}
 	if !proc.StartTimeMatches(f.PID, f.ProcStart) {
 		return // a file left by a dead process whose pid was reused
 	}
-	a.log.Debug("session file", "session", s.id, "file_status", f.Status, "status", s.st.Status)
-	a.applyLocked(s, status.Event{
+	// Which pane is this claude in? Only asked of /proc when no session
+	// knows the pid yet.
+	a.mu.Lock()
+	known := false
+	var panes []paneOf
+	for _, s := range a.sessions {
+		if s.claudePID == f.PID {
+			known = true
+			break
+		}
+		if s.panePID != 0 && (s.kind == api.KindClaude || s.st.Status == api.StatusExited) {
+			panes = append(panes, paneOf{s.id, s.panePID})
+		}
+	}
+	a.mu.Unlock()
+	owner := ""
+	if !known {
+		for _, p := range panes {
+			if isDescendant(f.PID, p.pid) {
+				owner = p.id
+				break
+			}
+		}
+	}
+	a.mu.Lock()
+	s := a.sessionForPIDLocked(f.PID, owner)
+	if s == nil {
+		a.mu.Unlock()
+		return
+	}
+	id := s.id
+	a.log.Debug("session file", "session", id, "file_status", f.Status, "status", s.st.Status)
+	if s.st.Status == api.StatusExited && s.kind == api.KindClaude {
+		// Claude was started again in the pane's shell, by hand: corral
+		// follows whatever runs there.
+		a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+	}
+	fev := status.Event{
 		Kind: status.FileStatus, At: f.StatusChanged(), FileStatus: f.Status, Message: f.WaitingFor,
 		ClaudeSessionID: f.SessionID,
-	})
+	}
+	if !s.st.Hooked && f.CWD != "" && f.SessionID != "" {
+		// No hook says where the transcript is: Claude keeps it by cwd.
+		fev.TranscriptPath = claude.TranscriptPath(a.cfg.ClaudeDir, f.CWD, f.SessionID)
+	}
+	a.applyLocked(s, fev)
+	a.ensureTranscriptLocked(s)
+	a.mu.Unlock()
+	if fev.TranscriptPath != "" {
+		a.readTranscript(id)
+	}
 }
 
-// sessionForPIDLocked finds the session whose claude has this pid, learning
-// the pid from the process tree the first time.
-func (a *Agent) sessionForPIDLocked(pid int) *session {
+// paneOf is a session's pane process, for lookups outside the lock.
+type paneOf struct {
+	id  string
+	pid int
+}
+
+// sessionForPIDLocked finds the session whose claude has this pid, or
+// else the session owner names (found under its pane), learning the pid.
+func (a *Agent) sessionForPIDLocked(pid int, owner string) *session {
 	for _, s := range a.sessions {
 		if s.claudePID == pid {
 			return s
 		}
 	}
-	for _, s := range a.sessions {
-		if s.panePID == 0 || s.kind != api.KindClaude && s.st.Status != api.StatusExited {
-			continue
-		}
-		if isDescendant(pid, s.panePID) {
-			s.claudePID = pid
-			a.watchPIDLocked(s, pid)
-			return s
-		}
+	if s, ok := a.sessions[owner]; ok && owner != "" {
+		s.claudePID = pid
+		a.watchPIDLocked(s, pid)
+		return s
 	}
 	return nil
 }
@@ -253,10 +336,8 @@ func (a *Agent) ensureTranscriptLocked(s *session) {
 	if path == "" {
 		return
 	}
-	if s.tail == nil || s.tail.Path() != path {
-		s.tail = claude.NewTailer(path, claude.Position{})
-		s.tailPrimed = false
-		s.tokens.Reset()
+	if s.tr == nil || s.tr.path() != path {
+		s.tr = newTranscriptReader(path)
 	}
 	dir := filepath.Dir(path)
 	if !a.tdirs[dir] && a.twatch != nil {
@@ -266,65 +347,76 @@ func (a *Agent) ensureTranscriptLocked(s *session) {
 	}
 }
 
-// readTranscriptLocked reads what is new in a session's transcript. The
-// first read of a transcript only gathers metadata (usage, last message):
-// old interruptions are history, not signals.
-func (a *Agent) readTranscriptLocked(s *session) {
-	if s.tail == nil {
+// readTranscript reads what is new in a session's transcript. The file is
+// read outside the agent's lock (one reader per session at a time); the
+// lock is taken to apply what was found. The first read of a transcript
+// only gathers metadata (usage, last message): old interruptions and turn
+// ends are history, not signals.
+func (a *Agent) readTranscript(id string) {
+	a.mu.Lock()
+	s, ok := a.sessions[id]
+	var r *transcriptReader
+	if ok {
+		r = s.tr
+	}
+	a.mu.Unlock()
+	if r == nil {
 		return
 	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var evs []status.Event
+	read := false
 	for {
-		b, err := s.tail.Read()
+		b, err := r.tail.Read()
 		if err != nil {
-			return
-		}
-		if b.Reset {
-			s.tokens.Reset()
-		}
-		if len(b.Entries) == 0 {
+			if !errors.Is(err, fs.ErrNotExist) {
+				a.warn("transcript", "session", id, "err", err)
+			}
 			break
 		}
-		prev := s.st.Status
-		changed := false
+		read = true
+		if b.Reset {
+			r.tokens.Reset()
+		}
 		for _, e := range b.Entries {
-			s.tokens.Add(e)
+			r.tokens.Add(e)
 			for _, sig := range claude.Signals(e) {
 				ev, ok := transcriptEvent(sig)
-				if !ok {
-					continue
+				if !ok || !r.primed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded || ev.Kind == status.PromptSeen) {
+					continue // history, not news
 				}
-				if !s.tailPrimed && ev.Kind == status.Interrupt {
-					continue
-				}
-				if ev.Kind == status.Interrupt {
-					a.log.Debug("transcript interrupt", "session", s.id, "status", s.st.Status)
-				}
-				ns, out := status.Apply(s.st, ev, now())
-				s.st = ns
-				if out.Changed {
-					changed = true
-					if out.Notify {
-						a.publishLocked(s, prev, true)
-						prev = s.st.Status
-						changed = false
-					}
-				}
+				evs = append(evs, ev)
 			}
-		}
-		u := s.usage
-		s.tokens.Fill(&u)
-		if !usageEqual(u, s.usage) {
-			s.usage = u
-			changed = true
-		}
-		if changed {
-			a.publishLocked(s, prev, false)
 		}
 		if !b.More {
 			break
 		}
 	}
-	s.tailPrimed = true
+	if !read {
+		return
+	}
+	r.primed = true
+	totals := r.tokens
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s2, ok := a.sessions[id]; !ok || s2 != s || s.tr != r {
+		return // the session, or its transcript, changed meanwhile
+	}
+	for _, ev := range evs {
+		if ev.Kind == status.Interrupt {
+			a.log.Debug("transcript interrupt", "session", id, "status", s.st.Status)
+		}
+		a.applyLocked(s, ev)
+	}
+	u := s.usage
+	totals.Fill(&u)
+	if !usageEqual(u, s.usage) {
+		s.usage = u
+		a.publishLocked(s, s.st.Status, false)
+	}
 }
 
 func transcriptEvent(sig claude.Signal) (status.Event, bool) {
@@ -332,9 +424,13 @@ func transcriptEvent(sig claude.Signal) (status.Event, bool) {
 	case claude.Interrupt:
 		return status.Event{Kind: status.Interrupt, At: v.At}, true
 	case claude.ToolUse:
-		return status.Event{Kind: status.ToolSeen, Tool: v.Name}, true
+		return status.Event{Kind: status.ToolSeen, Tool: v.Name, ToolInput: v.Input}, true
 	case claude.AssistantText:
 		return status.Event{Kind: status.AssistantText, Message: v.Text}, true
+	case claude.TurnEnded:
+		return status.Event{Kind: status.TurnEnded, At: v.At}, true
+	case claude.PromptSubmitted:
+		return status.Event{Kind: status.PromptSeen, At: v.At, Prompt: v.Text}, true
 	}
 	return status.Event{}, false
 }
@@ -358,12 +454,16 @@ func (a *Agent) watchTranscripts() {
 				continue
 			}
 			a.mu.Lock()
+			var ids []string
 			for _, s := range a.sessions {
-				if s.tail != nil && s.tail.Path() == ev.Name {
-					a.readTranscriptLocked(s)
+				if s.tr != nil && s.tr.path() == ev.Name {
+					ids = append(ids, s.id)
 				}
 			}
 			a.mu.Unlock()
+			for _, id := range ids {
+				a.readTranscript(id)
+			}
 		}
 	}
 }

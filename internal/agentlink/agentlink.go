@@ -8,6 +8,7 @@ package agentlink
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/link"
 	"github.com/corral-dev/corral/internal/term"
 	"github.com/corral-dev/corral/internal/version"
@@ -32,6 +34,14 @@ const Window = 128 << 10
 type Options struct {
 	Agent  *agent.Agent
 	Logger *slog.Logger
+	// Key is the machine's identity, which signs the hub's challenge (a
+	// remote hub); nil on the in-memory link of corral serve.
+	Key *devicekey.Key
+	// Host is the hub's host as the agent dialed it: what the signature
+	// names (Run sets it).
+	Host string
+	// Policy is what the hub may ask (see Policy).
+	Policy Policy
 }
 
 // Hello describes this machine to the hub.
@@ -45,6 +55,27 @@ func Hello() link.Msg {
 	}
 }
 
+// Answer returns what answers a hub's challenge for link.ClientHello: hello,
+// signed by key for the hub at host (unsigned when key is nil).
+func Answer(key *devicekey.Key, host string, hello link.Msg) func(link.Msg) (link.Msg, error) {
+	return func(ch link.Msg) (link.Msg, error) {
+		if key == nil {
+			return hello, nil
+		}
+		nonce, err := base64.RawURLEncoding.DecodeString(ch.Nonce)
+		if err != nil {
+			return link.Msg{}, fmt.Errorf("the hub's challenge: bad nonce: %w", err)
+		}
+		sig, err := key.Sign(devicekey.Challenge{Host: host, Hub: ch.HubID, Nonce: nonce})
+		if err != nil {
+			return link.Msg{}, fmt.Errorf("the hub's challenge: %w", err)
+		}
+		hello.Host = devicekey.NormalHost(host)
+		hello.Sig = base64.RawURLEncoding.EncodeToString(sig)
+		return hello, nil
+	}
+}
+
 // conn is one connection's state.
 type conn struct {
 	o    Options
@@ -54,6 +85,9 @@ type conn struct {
 
 	mu      sync.Mutex
 	streams map[uint32]*linkStream
+	// reqs cancels the requests in progress, by id, when the hub says
+	// their caller gave up (cancel).
+	reqs map[uint64]*request
 	// sent is the sequence number of the last event sent to the hub;
 	// sentWake is closed and replaced when it grows.
 	sent     uint64
@@ -62,9 +96,10 @@ type conn struct {
 
 // linkStream is one terminal stream sent over the link.
 type linkStream struct {
-	num    uint32
-	st     *term.Stream
-	cancel context.CancelFunc
+	num     uint32
+	session string
+	st      *term.Stream
+	cancel  context.CancelFunc
 
 	mu    sync.Mutex
 	acked uint64
@@ -77,14 +112,18 @@ func Serve(ctx context.Context, c link.Conn, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	welcome, err := link.ClientHello(ctx, c, Hello())
+	welcome, err := link.ClientHello(ctx, c, Answer(o.Key, o.Host, Hello()))
 	if err != nil {
 		c.Close(link.StatusProtocolError, "handshake failed")
 		return fmt.Errorf("handshake: %w", err)
 	}
+	if welcome.Enrolled {
+		o.Logger.Info("enrolled with the hub: it knows this machine by its key now, and the enrolment token is spent (remove it from --token-file or $CORRAL_DEVICE_TOKEN)",
+			"device", welcome.DeviceName)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}, sentWake: make(chan struct{})}
+	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}, reqs: map[uint64]*request{}, sentWake: make(chan struct{})}
 	cn.peer = link.NewPeer(c, link.Options{OnMsg: cn.onMsg, OnFrame: cn.onFrame})
 	runErr := make(chan error, 1)
 	go func() { runErr <- cn.peer.Run(ctx) }()
@@ -134,14 +173,32 @@ func (cn *conn) onMsg(m link.Msg) {
 	switch m.T {
 	case link.TypeReq:
 		// Requests may take a while (create, run, download): each runs on
-		// its own goroutine, so they never hold up the link.
+		// its own goroutine, so they never hold up the link, with a context
+		// that a cancel for its id ends. It is registered here, in arrival
+		// order, so a cancel that follows at once finds it.
+		ctx, cancel := context.WithCancel(cn.ctx)
+		req := &request{cancel: cancel}
+		cn.mu.Lock()
+		cn.reqs[m.ID] = req
+		cn.mu.Unlock()
 		go func() {
-			res, err := cn.handle(cn.ctx, m)
+			defer cn.endReq(m.ID, req)
+			res, err := cn.handle(ctx, m)
+			if ctx.Err() != nil && cn.ctx.Err() == nil {
+				cn.log.Debug("request cancelled by the hub", "op", m.Op, "id", m.ID)
+			}
 			cn.waitSent(cn.o.Agent.Bus().Seq())
 			if rerr := cn.peer.Reply(m.ID, res, err); rerr != nil && cn.ctx.Err() == nil {
 				cn.log.Debug("reply", "op", m.Op, "err", rerr)
 			}
 		}()
+	case link.TypeCancel:
+		cn.mu.Lock()
+		req := cn.reqs[m.ID]
+		cn.mu.Unlock()
+		if req != nil {
+			req.cancel()
+		}
 	case link.TypeTermAck:
 		cn.mu.Lock()
 		ls := cn.streams[m.Stream]
@@ -157,6 +214,19 @@ func (cn *conn) onMsg(m link.Msg) {
 				cn.peer.Reply(m.ID, nil, api.Errorf(api.CodeBadRequest, "unknown message type %q", m.T))
 			}
 		}
+	}
+}
+
+// request is a request in progress.
+type request struct{ cancel context.CancelFunc }
+
+// endReq forgets a finished request (unless its id was reused since).
+func (cn *conn) endReq(id uint64, req *request) {
+	req.cancel()
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.reqs[id] == req {
+		delete(cn.reqs, id)
 	}
 }
 
@@ -196,101 +266,137 @@ func (cn *conn) onFrame(f link.Frame) {
 	cn.mu.Unlock()
 	if ls != nil {
 		ls.st.Write(f.Data)
+		// Keys typed in a terminal may answer a dialog on its screen.
+		cn.o.Agent.TerminalInput(ls.session)
 	}
 }
 
-// handle runs one request against the agent.
+// sessionDir is a session's directory, for the policy.
+func (cn *conn) sessionDir(ctx context.Context, id string) (string, bool) {
+	s, err := cn.o.Agent.Session(ctx, id)
+	return s.Dir, err == nil
+}
+
+// handle runs one request against the agent, once the policy allows it.
 func (cn *conn) handle(ctx context.Context, m link.Msg) (any, error) {
+	res, err := cn.do(ctx, m)
+	if errors.Is(err, api.ErrPolicyDenied) {
+		cn.log.Warn("the hub asked for what this machine's policy does not allow; refused", "op", m.Op, "err", err)
+	}
+	return res, err
+}
+
+// decode reads a request's args and checks them against the policy.
+func (cn *conn) decode(ctx context.Context, m link.Msg, args any) error {
+	if err := m.DecodeArgs(args); err != nil {
+		return err
+	}
+	return cn.o.Policy.check(ctx, cn, m.Op, args)
+}
+
+func (cn *conn) do(ctx context.Context, m link.Msg) (any, error) {
 	ag := cn.o.Agent
 	switch m.Op {
 	case link.OpCreate:
 		var a api.CreateRequest
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Create(ctx, a)
 	case link.OpKill:
 		var a link.IDArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return link.Empty{}, ag.Kill(ctx, a.ID)
 	case link.OpRename:
 		var a link.RenameArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Rename(ctx, a.ID, a.Name)
 	case link.OpInput:
 		var a link.InputArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
-		return link.Empty{}, ag.SendText(ctx, a.ID, api.InputRequest{Text: a.Text, Enter: a.Enter})
+		return link.Empty{}, ag.SendText(ctx, a.ID, api.InputRequest{Text: a.Text, Enter: a.Enter, ClearDraft: a.ClearDraft})
+	case link.OpAnswer:
+		var a link.AnswerArgs
+		if err := cn.decode(ctx, m, &a); err != nil {
+			return nil, err
+		}
+		return ag.Answer(ctx, a.ID, a.AnswerRequest)
+	case link.OpRestart:
+		var a link.RestartArgs
+		if err := cn.decode(ctx, m, &a); err != nil {
+			return nil, err
+		}
+		return ag.Restart(ctx, a.ID, api.RestartRequest{Resume: a.Resume})
 	case link.OpKeys:
 		var a link.KeysArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return link.Empty{}, ag.SendKeys(ctx, a.ID, a.Keys)
 	case link.OpViewed:
 		var a link.IDArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return link.Empty{}, ag.Viewed(ctx, a.ID)
 	case link.OpCapture:
 		var a link.CaptureArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Capture(ctx, a.ID, a.History)
 	case link.OpRun:
 		var a link.RunArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Run(ctx, a.ID, api.RunRequest{Argv: a.Argv, TimeoutMS: a.TimeoutMS})
 	case link.OpDirs:
 		var a link.DirsArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.ListDir(ctx, "", a.Path)
 	case link.OpResumable:
 		var a link.ResumableArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Resumable(ctx, "", a.Dir)
 	case link.OpTimeline:
 		var a link.IDArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Timeline(ctx, a.ID)
 	case link.OpDownload:
 		var a link.DownloadArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Download(ctx, a.ID, api.DownloadRequest{URL: a.URL, Path: a.Path, Overwrite: a.Overwrite, MaxBytes: a.MaxBytes})
 	case link.OpTermOpen:
 		var a link.TermOpenArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
-		return cn.openStream(a)
+		return cn.openStream(ctx, a)
 	case link.OpTermClose:
 		var a link.TermCloseArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		cn.closeStream(a.Stream, false)
 		return link.Empty{}, nil
 	case link.OpTermResize:
 		var a link.TermResizeArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		cn.mu.Lock()
@@ -305,16 +411,21 @@ func (cn *conn) handle(ctx context.Context, m link.Msg) (any, error) {
 }
 
 // openStream attaches a terminal and starts sending its output.
-func (cn *conn) openStream(a link.TermOpenArgs) (link.TermOpenResult, error) {
+func (cn *conn) openStream(ctx context.Context, a link.TermOpenArgs) (link.TermOpenResult, error) {
 	if a.Stream == 0 {
 		return link.TermOpenResult{}, api.Errorf(api.CodeBadRequest, "stream number 0")
 	}
-	st, from, reset, err := cn.o.Agent.OpenTerminal(cn.ctx, a.ID, a.Cols, a.Rows, a.Resume, a.Offset)
+	st, from, reset, err := cn.o.Agent.OpenTerminal(ctx, a.ID, a.Cols, a.Rows, a.Resume, a.Offset)
 	if err != nil {
 		return link.TermOpenResult{}, err
 	}
-	ctx, cancel := context.WithCancel(cn.ctx)
-	ls := &linkStream{num: a.Stream, st: st, cancel: cancel, acked: from, wake: make(chan struct{})}
+	if err := ctx.Err(); err != nil {
+		// The hub gave up on it: nobody will read it. Never attached, the
+		// stream goes with the agent's sweep after the grace period.
+		return link.TermOpenResult{}, err
+	}
+	sctx, cancel := context.WithCancel(cn.ctx)
+	ls := &linkStream{num: a.Stream, session: a.ID, st: st, cancel: cancel, acked: from, wake: make(chan struct{})}
 	cn.mu.Lock()
 	if old := cn.streams[a.Stream]; old != nil {
 		old.cancel()
@@ -323,7 +434,7 @@ func (cn *conn) openStream(a link.TermOpenArgs) (link.TermOpenResult, error) {
 	cn.streams[a.Stream] = ls
 	cn.mu.Unlock()
 	st.Attach()
-	go cn.pump(ctx, ls, from)
+	go cn.pump(sctx, ls, from)
 	return link.TermOpenResult{StreamID: st.StreamID(), Offset: from, Reset: reset}, nil
 }
 

@@ -33,8 +33,23 @@ const (
 	CodeForbidden    = "forbidden"
 	CodeTooLarge     = "too_large"
 	CodeTooMany      = "too_many_requests"
+	// CodePolicyDenied: the machine's agent does not let its hub do this;
+	// the message names the `corral agent` flag that would allow it.
+	CodePolicyDenied = "policy_denied"
 	// CodeMethodNotAllowed: the route exists, with other methods.
 	CodeMethodNotAllowed = "method_not_allowed"
+
+	// Input safety (409): nothing was typed.
+	// CodeDialogOpen: text was sent while a dialog is open; answer it.
+	CodeDialogOpen = "dialog_open"
+	// CodeStaleDialog: an answer named a dialog the screen no longer shows.
+	CodeStaleDialog = "stale_dialog"
+	// CodeDraftPresent: Claude's input box holds text typed elsewhere.
+	CodeDraftPresent = "draft_present"
+	// CodeScreenUnclear: corral cannot tell what the screen shows.
+	CodeScreenUnclear = "screen_unclear"
+	// CodeConversationRunning: a live session runs that conversation.
+	CodeConversationRunning = "conversation_running"
 )
 
 // Sentinels for errors.Is.
@@ -46,6 +61,13 @@ var (
 	ErrUnauthorized = &Error{Code: CodeUnauthorized}
 	ErrForbidden    = &Error{Code: CodeForbidden}
 	ErrTooLarge     = &Error{Code: CodeTooLarge}
+	ErrPolicyDenied = &Error{Code: CodePolicyDenied}
+
+	ErrDialogOpen          = &Error{Code: CodeDialogOpen}
+	ErrStaleDialog         = &Error{Code: CodeStaleDialog}
+	ErrDraftPresent        = &Error{Code: CodeDraftPresent}
+	ErrScreenUnclear       = &Error{Code: CodeScreenUnclear}
+	ErrConversationRunning = &Error{Code: CodeConversationRunning}
 )
 
 // Errorf makes an *Error with a code.
@@ -60,13 +82,13 @@ func HTTPStatus(code string) int {
 		return http.StatusNotFound
 	case CodeBadRequest:
 		return http.StatusBadRequest
-	case CodeConflict:
+	case CodeConflict, CodeDialogOpen, CodeStaleDialog, CodeDraftPresent, CodeScreenUnclear, CodeConversationRunning:
 		return http.StatusConflict
 	case CodeUnavailable:
 		return http.StatusServiceUnavailable
 	case CodeUnauthorized:
 		return http.StatusUnauthorized
-	case CodeForbidden:
+	case CodeForbidden, CodePolicyDenied:
 		return http.StatusForbidden
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge

@@ -68,23 +68,97 @@ const (
 	KindExternal Kind = "external"
 )
 
-// Waiting describes what a needs-input session waits for.
+// Dialog kinds: what a needs-input session waits for (Waiting.Kind). The set
+// is part of the scripting contract; docs/status.md says which signals show
+// each.
+const (
+	DialogPermission  = "permission"  // allow a tool call (Tool, Input)
+	DialogQuestion    = "question"    // AskUserQuestion: Questions, the one on screen now
+	DialogPlan        = "plan"        // ExitPlanMode: Plan and how to go on
+	DialogTrust       = "trust"       // trust the files in this folder (at start)
+	DialogAPIKey      = "api_key"     // use this API key (at start)
+	DialogElicitation = "elicitation" // an MCP server asks for input
+	// DialogChoice is any other menu Claude shows: corral sees a choice on
+	// the screen but not which one. It is answered by its options like any
+	// other.
+	DialogChoice = "choice"
+)
+
+// Waiting describes what a needs-input session waits for: the dialog on
+// Claude's screen.
 type Waiting struct {
-	// Kind is "permission", "question" or "elicitation".
+	// DialogID names this dialog; an answer must carry it, so that an answer
+	// meant for one dialog never lands in the next. It is set once the
+	// dialog has been read off the screen.
+	DialogID string `json:"dialog_id,omitempty"`
+	// Kind is one of the Dialog* kinds.
 	Kind    string          `json:"kind"`
 	Tool    string          `json:"tool,omitempty"`
 	Input   json.RawMessage `json:"input,omitempty"`
 	Message string          `json:"message,omitempty"`
 	// Suggestions are Claude's permission_suggestions, verbatim.
 	Suggestions json.RawMessage `json:"suggestions,omitempty"`
+	// Title, Question and Body are the dialog's text as drawn.
+	Title    string `json:"title,omitempty"`
+	Question string `json:"question,omitempty"`
+	Body     string `json:"body,omitempty"`
 	// Options are the choices on the screen, when they could be read.
 	Options []Option `json:"options,omitempty"`
+	// MultiSelect: several options may be chosen (Answer.Options).
+	MultiSelect bool `json:"multi_select,omitempty"`
+	// Questions are AskUserQuestion's questions, from the tool call; Current
+	// is the index of the one on the screen now, -1 on the final "Submit
+	// answers" step.
+	Questions []Question `json:"questions,omitempty"`
+	Current   int        `json:"current,omitempty"`
+	// Plan is ExitPlanMode's plan (markdown).
+	Plan string `json:"plan,omitempty"`
+	// Summary says what the dialog asks in a few words (Describe).
+	Summary string `json:"summary,omitempty"`
 }
 
-// Option is one numbered choice of an on-screen prompt and the keys that pick it.
+// Option is one numbered choice of a dialog on the screen.
 type Option struct {
-	Label string   `json:"label"`
-	Keys  []string `json:"keys"`
+	// Number is the option's number as drawn (1-based): what an answer names.
+	Number      int    `json:"number"`
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+	// Text: choosing this option takes text from the person ("Type
+	// something", "No, and tell Claude what to do differently").
+	Text bool `json:"text,omitempty"`
+	// Checked is a multi-select option's state; nil elsewhere.
+	Checked *bool `json:"checked,omitempty"`
+}
+
+// Question is one question of an AskUserQuestion call.
+type Question struct {
+	Header      string           `json:"header,omitempty"`
+	Question    string           `json:"question"`
+	MultiSelect bool             `json:"multi_select,omitempty"`
+	Options     []QuestionOption `json:"options"`
+}
+
+// QuestionOption is one offered answer of a Question.
+type QuestionOption struct {
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+}
+
+// Subagent is a subagent (the Agent tool) that a session runs now.
+type Subagent struct {
+	Description string `json:"description,omitempty"`
+	Type        string `json:"type,omitempty"`
+	// Background: started with run_in_background; the session stays busy
+	// until it and Claude's follow-up turn end.
+	Background bool `json:"background,omitempty"`
+}
+
+// Todos is a session's TodoWrite progress.
+type Todos struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
+	// Current is the item in progress, if any.
+	Current string `json:"current,omitempty"`
 }
 
 // Usage is what Claude reports about the model and spending.
@@ -120,11 +194,14 @@ type Session struct {
 	LastMessage     string    `json:"last_message,omitempty"`
 	LastPrompt      string    `json:"last_prompt,omitempty"`
 	Usage           Usage     `json:"usage"`
-	ClaudePID       int       `json:"claude_pid,omitempty"`
-	TranscriptPath  string    `json:"transcript_path,omitempty"`
-	Args            []string  `json:"args,omitempty"`
-	CreatedAt       time.Time `json:"created_at"`
-	UpdatedAt       time.Time `json:"updated_at"`
+	// Subagents are the subagents running now; Todos the TodoWrite list.
+	Subagents      []Subagent `json:"subagents,omitempty"`
+	Todos          *Todos     `json:"todos,omitempty"`
+	ClaudePID      int        `json:"claude_pid,omitempty"`
+	TranscriptPath string     `json:"transcript_path,omitempty"`
+	Args           []string   `json:"args,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
 	// Offline: the session's device is not connected to the hub; this is
 	// its last known state.
 	Offline bool `json:"offline,omitempty"`
@@ -148,10 +225,41 @@ type RenameRequest struct {
 	Name string `json:"name"`
 }
 
-// InputRequest types text into a session; Enter presses Enter after it.
+// InputRequest types text into Claude's input box, then presses Enter if
+// asked. It is refused while a dialog is open (dialog_open), when Claude's
+// input box holds a draft typed elsewhere (draft_present; ClearDraft clears
+// it first), and when corral cannot see the input box (screen_unclear).
 type InputRequest struct {
 	Text  string `json:"text"`
 	Enter bool   `json:"enter"`
+	// ClearDraft: the person chose to replace a draft left in the input box.
+	ClearDraft bool `json:"clear_draft,omitempty"`
+}
+
+// AnswerRequest answers the dialog a session shows. Dialog is the dialog's
+// id (Waiting.DialogID); an answer to a dialog that is no longer on the
+// screen is refused (stale_dialog). Give one of Option (its number), Options
+// (several, for a multi-select), Choice ("yes", "no", "always": the option
+// that says so) or Text alone (the dialog's text option, e.g. "Type
+// something"); Text with Option types into that option.
+type AnswerRequest struct {
+	Dialog  string `json:"dialog"`
+	Option  int    `json:"option,omitempty"`
+	Options []int  `json:"options,omitempty"`
+	Choice  string `json:"choice,omitempty"`
+	Text    string `json:"text,omitempty"`
+}
+
+// AnswerResult says what an answer did.
+type AnswerResult struct {
+	// Answered is the option chosen, as drawn ("1. Yes").
+	Answered string `json:"answered"`
+}
+
+// RestartRequest starts Claude again in an exited session's pane: a new
+// conversation, or with Resume the session's last one.
+type RestartRequest struct {
+	Resume bool `json:"resume,omitempty"`
 }
 
 // KeysRequest presses tmux-named keys (Enter, Escape, Up, C-c, 1 ...).
@@ -210,6 +318,26 @@ type Device struct {
 	OS       string    `json:"os,omitempty"`
 	Version  string    `json:"version,omitempty"`
 	LastSeen time.Time `json:"last_seen,omitzero"`
+	// Key is the fingerprint of the key the machine proves on every
+	// connection (SHA256:…); empty until it enrols.
+	Key string `json:"key,omitempty"`
+	// Conflict is set while another machine tries to connect with this
+	// one's identity (its key) as this one is connected, or the other way
+	// round: someone copied its key.
+	Conflict *DeviceConflict `json:"conflict,omitempty"`
+}
+
+// DeviceConflict describes the latest connection the hub refused because
+// the device was already connected and healthy.
+type DeviceConflict struct {
+	// At is when the latest one was refused; Count how many were since
+	// the first.
+	At    time.Time `json:"at"`
+	Count int       `json:"count"`
+	// Address and Hostname are what the refused connection came from and
+	// claimed (the hostname is the other machine's word).
+	Address  string `json:"address,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
 }
 
 // DirEntry is one entry of a directory listing.
@@ -234,6 +362,12 @@ type Resumable struct {
 	LastActivity time.Time `json:"last_activity"`
 	Size         int64     `json:"size"`
 	Path         string    `json:"path"`
+	// RunningIn is the corral session running this conversation now, if
+	// any (resuming it is refused: conversation_running); Running says a
+	// live Claude runs it, in corral or not.
+	RunningIn   string `json:"running_in,omitempty"`
+	RunningName string `json:"running_name,omitempty"`
+	Running     bool   `json:"running,omitempty"`
 }
 
 // EventType names what an Event reports.
@@ -281,10 +415,81 @@ func (ev Event) Encode() ([]byte, error) {
 
 // VersionInfo describes the daemon.
 type VersionInfo struct {
-	Version   string    `json:"version"`
+	Version string `json:"version"`
+	// Commit and BuildDate are the daemon build's (internal/version).
+	Commit    string    `json:"commit,omitempty"`
+	BuildDate string    `json:"build_date,omitempty"`
 	Tmux      string    `json:"tmux,omitempty"`
 	Claude    string    `json:"claude,omitempty"`
 	DataDir   string    `json:"data_dir"`
 	PID       int       `json:"pid"`
 	StartedAt time.Time `json:"started_at"`
+	// Problems are what the daemon cannot do right now and keeps trying,
+	// such as saving to its database; `corral doctor` shows them.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Describe says in a few words what a dialog asks, the same everywhere it
+// is shown (the sidebar, notifications, `corral ls`): "Allow Bash: rm -rf
+// build?" is not "Claude asks: Which database?".
+func (w *Waiting) Describe() string {
+	if w == nil {
+		return ""
+	}
+	subject := func() string {
+		var in struct {
+			Command  string `json:"command"`
+			FilePath string `json:"file_path"`
+			URL      string `json:"url"`
+			Pattern  string `json:"pattern"`
+		}
+		if json.Unmarshal(w.Input, &in) == nil {
+			for _, v := range []string{in.Command, in.FilePath, in.URL, in.Pattern} {
+				if v != "" {
+					return v
+				}
+			}
+		}
+		return ""
+	}
+	switch w.Kind {
+	case DialogPermission:
+		tool := w.Tool
+		if tool == "" {
+			tool = "a tool"
+		}
+		if sub := subject(); sub != "" {
+			return "Allow " + tool + ": " + sub + "?"
+		}
+		return "Allow " + tool + "?"
+	case DialogQuestion:
+		q := w.Question
+		if len(w.Questions) > 0 && w.Current >= 0 && w.Current < len(w.Questions) {
+			q = w.Questions[w.Current].Question
+		}
+		if w.Current < 0 && len(w.Questions) > 1 {
+			return "Claude asks: submit your answers?"
+		}
+		if q == "" {
+			return "Claude asks a question"
+		}
+		return "Claude asks: " + q
+	case DialogPlan:
+		return "Claude's plan is ready: approve it?"
+	case DialogTrust:
+		return "Trust the files in this folder?"
+	case DialogAPIKey:
+		return "Use this API key?"
+	case DialogElicitation:
+		if w.Message != "" {
+			return "An MCP server asks: " + w.Message
+		}
+		return "An MCP server asks for input"
+	}
+	for _, t := range []string{w.Question, w.Title, w.Message} {
+		if t != "" {
+			return t
+		}
+	}
+	return "A choice is open on the screen"
 }

@@ -25,9 +25,8 @@ const (
 )
 
 // HookEvents returns the events corral registers a hook for, in a fresh
-// slice. SubagentStart and SubagentStop are left out: a subagent's lifecycle
-// says nothing about the state of the session that runs it (the fixture
-// shows SubagentStop firing inside /compact).
+// slice. SubagentStart and SubagentStop never end a turn (SubagentStop also
+// fires inside /compact), but they say which subagents run.
 func HookEvents() []string {
 	return []string{
 		EventSessionStart,
@@ -42,6 +41,8 @@ func HookEvents() []string {
 		EventStopFailure,
 		EventPreCompact,
 		EventPostCompact,
+		EventSubagentStart,
+		EventSubagentStop,
 	}
 }
 

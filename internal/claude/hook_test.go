@@ -157,12 +157,12 @@ func TestWaitsForPerson(t *testing.T) {
 
 func TestHookEvents(t *testing.T) {
 	ev := HookEvents()
-	if len(ev) != 12 {
+	if len(ev) != 14 {
 		t.Fatalf("HookEvents has %d events: %v", len(ev), ev)
 	}
 	for _, e := range []string{EventSubagentStart, EventSubagentStop} {
-		if slices.Contains(ev, e) {
-			t.Errorf("HookEvents registers %s", e)
+		if !slices.Contains(ev, e) {
+			t.Errorf("HookEvents does not register %s", e)
 		}
 	}
 	ev[0] = "mutated"

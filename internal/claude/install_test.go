@@ -95,7 +95,7 @@ func TestInstallIntoUserSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Changed || res.HooksAdded != 12 || res.HooksRemoved != 0 || res.Backup == "" || res.SidecarPath == "" {
+	if !res.Changed || res.HooksAdded != len(HookEvents()) || res.HooksRemoved != 0 || res.Backup == "" || res.SidecarPath == "" {
 		t.Fatalf("result %+v", res)
 	}
 	if !jsonEqual(res.OriginalStatusLine, []byte(`{"type":"command","command":"~/.claude/my-status.sh","padding":1}`)) {
@@ -164,7 +164,7 @@ func TestInstallIntoUserSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	moved := readSettings(t, home)
-	if !res3.Changed || res3.HooksRemoved != 12 || strings.Contains(string(moved), "/usr/local/bin/corral-hook") {
+	if !res3.Changed || res3.HooksRemoved != len(HookEvents()) || strings.Contains(string(moved), "/usr/local/bin/corral-hook") {
 		t.Fatalf("after move %+v\n%s", res3, moved)
 	}
 	for ev, n := range ownHooks(t, moved) {
@@ -182,7 +182,7 @@ func TestInstallIntoUserSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	final := readSettings(t, home)
-	if !ures.Changed || ures.HooksRemoved != 12 || !reflect.DeepEqual(decodeJSON(t, final), orig) {
+	if !ures.Changed || ures.HooksRemoved != len(HookEvents()) || !reflect.DeepEqual(decodeJSON(t, final), orig) {
 		t.Fatalf("uninstall %+v\n%s", ures, final)
 	}
 	if _, err := os.Stat(StatusLineSidecarPath(home)); !os.IsNotExist(err) {
@@ -324,7 +324,7 @@ func TestInstallFollowsSymlink(t *testing.T) {
 	if fi, err := os.Lstat(SettingsPath(home)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatal("symlink replaced by a file")
 	}
-	if len(ownHooks(t, readSettings(t, home))) != 12 {
+	if len(ownHooks(t, readSettings(t, home))) != len(HookEvents()) {
 		t.Fatal("hooks not written through the link")
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // Size limits. Claude's own files are small except transcripts, whose single
@@ -35,7 +34,7 @@ var ErrTooLarge = errors.New("input too large")
 // ErrTooLarge beyond that, so a huge or endless file (a FIFO, /dev/zero)
 // cannot be slurped.
 func readFileLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func ListResumable(claudeDir, dir string, limit int) ([]api.Resumable, error) {
 // probePrompts reads the first and last prompt of a transcript from its
 // head and tail.
 func probePrompts(path string) (first, last string, ok bool) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return "", "", false
 	}

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/corral-dev/corral/internal/api"
 )
 
 // Prompt is a numbered-choice dialog read from the bottom of Claude's
@@ -25,12 +23,18 @@ type Prompt struct {
 	// option, such as "Type something", is only focused by its digit).
 	// Options past 9 are reached with Up/Down from the focused one, then
 	// Enter.
-	Options []api.Option `json:"options"`
+	Options []PromptOption `json:"options"`
 	// Selected is the index of the focused option (the one Enter picks).
 	Selected int `json:"selected"`
 	// Footer is the hint line under the options, e.g.
 	// "Esc to cancel · Tab to amend · ctrl+e to explain".
 	Footer string `json:"footer,omitempty"`
+}
+
+// PromptOption is one option of a Prompt and the keys that pick it.
+type PromptOption struct {
+	Label string   `json:"label"`
+	Keys  []string `json:"keys"`
 }
 
 // optLine is one "N. label" line of a menu.
@@ -210,7 +214,7 @@ func ParsePrompt(screen string) (Prompt, bool) {
 		if o.cursor {
 			p.Selected = k
 		}
-		p.Options = append(p.Options, api.Option{Label: label})
+		p.Options = append(p.Options, PromptOption{Label: label})
 	}
 	if p.Selected < 0 {
 		return Prompt{}, false // no focus marker: a list in the text, not a menu

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/corral-dev/corral/internal/api"
 )
 
 // fixtureScreens splits screens.txt into its "=== name" sections.
@@ -49,7 +47,7 @@ func TestParsePromptFixture(t *testing.T) {
 			Title:    "Bash command",
 			Body:     "touch /home/dev/scratch/created_by_tool\ncreate file",
 			Question: "Do you want to proceed?",
-			Options: []api.Option{
+			Options: []PromptOption{
 				{Label: "Yes", Keys: []string{"1"}},
 				{Label: "Yes, and always allow access to mock/ from this project", Keys: []string{"2"}},
 				{Label: "No", Keys: []string{"3"}},

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // Position is where a Tailer stands in a transcript; save it to resume
@@ -71,7 +70,7 @@ const tailChunk = 64 << 10
 // (Claude creates the transcript with the first message).
 func (t *Tailer) Read() (TailBatch, error) {
 	var batch TailBatch
-	f, err := os.Open(t.path)
+	f, err := openRegular(t.path)
 	if err != nil {
 		return batch, err
 	}

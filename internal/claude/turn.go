@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"time"
 )
 
@@ -59,7 +58,7 @@ func LastTurnState(path string) (TurnState, error) {
 // ReadTail parses the complete lines in the last n bytes of a transcript
 // (the first, cut line is dropped; bad lines are skipped).
 func ReadTail(path string, n int64) ([]Entry, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -250,8 +250,13 @@ func TestSendKeysCapture(t *testing.T) {
 func TestVersionAndDoctor(t *testing.T) {
 	in := newInstall(t)
 	// Without a daemon: the version, and doctor says what to do.
-	if out := in.must("version"); out != "corral "+version.String()+"\n" {
+	want := "corral " + describeBuild(version.Get()) + "\n"
+	if out := in.must("version"); out != want || !strings.HasPrefix(out, "corral "+version.String()+" (") {
 		t.Errorf("version without a daemon = %q", out)
+	}
+	var vj versionOutput
+	if err := json.Unmarshal([]byte(in.must("version", "--json")), &vj); err != nil || vj.Version != version.String() || vj.Go == "" || vj.Daemon != nil {
+		t.Errorf("version --json without a daemon = %+v, %v", vj, err)
 	}
 	r := in.run("doctor")
 	if r.code != 1 || !strings.Contains(r.stdout, "not running") || !strings.Contains(r.stdout, "fix: corral serve") {
@@ -259,8 +264,13 @@ func TestVersionAndDoctor(t *testing.T) {
 	}
 
 	in.startDaemon()
-	if out := in.must("version"); out != "corral "+version.String()+"\n" {
+	if out := in.must("version"); out != want {
 		t.Errorf("version with a daemon of the same version = %q", out)
+	}
+	vj = versionOutput{}
+	if err := json.Unmarshal([]byte(in.must("version", "--json")), &vj); err != nil || vj.Daemon == nil ||
+		vj.Daemon.Version != version.String() || vj.Daemon.Commit != version.Get().Commit || vj.Daemon.PID != in.serve.Process.Pid {
+		t.Errorf("version --json with a daemon = %+v (daemon %+v), %v", vj, vj.Daemon, err)
 	}
 	r = in.run("doctor")
 	for _, want := range []string{"tmux", "claude", in.dataDir, fmt.Sprintf("running (pid %d)", in.serve.Process.Pid),
@@ -731,5 +741,36 @@ func TestAttachDetachKey(t *testing.T) {
 	waitShown("[detached")
 	if _, err := in.c.Session(context.Background(), id); err != nil {
 		t.Fatalf("session gone after detaching: %v", err)
+	}
+}
+
+// A device token never goes on the command line, where every local user
+// reads it in /proc/PID/cmdline: corral agent refuses --token (and the
+// global one) and points to --token-file and $CORRAL_DEVICE_TOKEN; a token
+// file must hold one token.
+func TestAgentTokenNotInArgv(t *testing.T) {
+	in := newInstall(t)
+	for _, args := range [][]string{
+		{"agent", "--hub", "http://127.0.0.1:1", "--token", "ce_secret"},
+		{"--token", "ce_secret", "agent", "--hub", "http://127.0.0.1:1"},
+	} {
+		r := in.run(args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "--token-file") || !strings.Contains(r.stderr, "CORRAL_DEVICE_TOKEN") {
+			t.Errorf("corral %s: %+v; want a refusal that names --token-file and $CORRAL_DEVICE_TOKEN", strings.Join(args, " "), r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(in.dataDir, datadir.DeviceKey)); err == nil {
+		t.Errorf("a refused agent made a key")
+	}
+	dir := t.TempDir()
+	for name, content := range map[string]string{"empty": "", "two": "ce_a ce_b\n", "huge": strings.Repeat("x", 5000)} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o600)
+		if r := in.run("agent", "--hub", "http://127.0.0.1:1", "--token-file", p); r.code != 1 || !strings.Contains(r.stderr, "--token-file") {
+			t.Errorf("a token file %s: %+v", name, r)
+		}
+	}
+	if r := in.run("agent", "--hub", "http://127.0.0.1:1", "--token-file", filepath.Join(dir, "missing")); r.code != 1 || !strings.Contains(r.stderr, "no such file") {
+		t.Errorf("a missing token file: %+v", r)
 	}
 }

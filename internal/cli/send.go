@@ -5,13 +5,19 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/corral-dev/corral/internal/api"
 )
 
 func newSendCmd(e *env) *cobra.Command {
-	var noEnter bool
+	var noEnter, clearDraft bool
 	cmd := &cobra.Command{
 		Use:   "send ID TEXT...",
-		Short: "Type text into a session, then press Enter (TEXT - reads stdin)",
+		Short: "Type a prompt into Claude's input box, then press Enter (TEXT - reads stdin)",
+		Long: `Type text into a session's input box, then press Enter. corral looks at the screen first
+and types nothing while a dialog is open (dialog_open: answer it with ` + "`corral answer`" + `),
+while Claude's input box holds a draft typed elsewhere (draft_present: --clear-draft replaces
+it), or when it cannot see the input box (screen_unclear).`,
 		Example: `  corral send app "fix the failing test"
   git diff | corral send app -`,
 		Args: cobra.MinimumNArgs(2),
@@ -32,9 +38,10 @@ func newSendCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.SendText(cmd.Context(), s.ID, text, !noEnter)
+			return c.Input(cmd.Context(), s.ID, api.InputRequest{Text: text, Enter: !noEnter, ClearDraft: clearDraft})
 		},
 	}
 	cmd.Flags().BoolVar(&noEnter, "no-enter", false, "type the text without pressing Enter")
+	cmd.Flags().BoolVar(&clearDraft, "clear-draft", false, "replace a draft left in Claude's input box")
 	return cmd
 }

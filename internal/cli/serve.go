@@ -10,16 +10,17 @@ import (
 
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/agentlink"
+	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/hub"
 	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/link"
 	"github.com/corral-dev/corral/internal/notify"
-	"github.com/corral-dev/corral/internal/web"
 )
 
 type serveFlags struct {
 	webFlags
+	notifyFlags
 	logLevel string
 	roots    []string
 	webhook  string
@@ -49,6 +50,7 @@ The daemon's environment reaches the sessions it starts.`,
 	fl.StringSliceVar(&f.roots, "root", nil, "directories the directory picker may show (repeatable; default: your home)")
 	addWebFlags(fl, &f.webFlags, `address of the web dashboard ("" for none)`)
 	fl.StringVar(&f.webhook, "webhook", "", "also POST notifications to this URL (ntfy or Slack style); saved for later runs")
+	addNotifyFlags(fl, &f.notifyFlags)
 	return cmd
 }
 
@@ -66,7 +68,7 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 
 	nctx, stopNotify := context.WithCancel(context.Background())
 	defer stopNotify()
-	notifier, err := notify.New(nctx, d.store, notify.Options{Logger: d.log})
+	notifier, err := notify.New(nctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
 	if err != nil {
 		return err
 	}
@@ -85,7 +87,7 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 	}
 
 	if f.listen != "" {
-		accounts, err := web.LoadLocalAccounts(ctx, d.store)
+		accounts, err := hub.LocalAccounts(ctx, d.store)
 		if err != nil {
 			return err
 		}
@@ -93,16 +95,34 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 		if err != nil {
 			return err
 		}
-		url := base + "/?token=" + accounts.AccessToken()
-		d.log.Info("web dashboard", "url", url)
-		fmt.Fprintf(e.stdout, "corral: open %s\n", url)
+		// A fresh one-time link at every start; only stdout sees it.
+		link, err := accounts.NewLoginLink(ctx, accounts.User(), hub.LoginLinkLife)
+		if err != nil {
+			return err
+		}
+		d.log.Info("web dashboard", "url", base)
+		fmt.Fprintf(e.stdout, "corral: open %s (a one-time login link, valid for %s; `corral login-link` makes another)\n",
+			loginURL(base, link), lifeText(hub.LoginLinkLife))
 	}
 	// The API socket last: everything it serves is up.
-	if err := d.serveUnix(hb); err != nil {
+	if err := d.serveUnix(serveBackend{hb, ag}); err != nil {
 		return err
 	}
 	d.log.Info("corral is serving", "data_dir", d.dir, "socket", d.apiSock, "pid", os.Getpid())
 	return d.wait(ctx)
+}
+
+// serveBackend is the hub, whose version info on this machine is its own
+// agent's: data directory, tmux, and the problems of both.
+type serveBackend struct {
+	*hub.Hub
+	ag *agent.Agent
+}
+
+func (b serveBackend) Version(ctx context.Context) api.VersionInfo {
+	v := b.ag.Version(ctx)
+	v.Problems = append(v.Problems, b.Hub.Version(ctx).Problems...)
+	return v
 }
 
 // joinLocal connects the machine's own agent to the hub through an
@@ -118,7 +138,7 @@ func joinLocal(ctx context.Context, hb *hub.Hub, ag *agent.Agent, d *daemon) err
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				if err := agentlink.Serve(ctx, agentEnd, agentlink.Options{Agent: ag, Logger: d.log}); err != nil && ctx.Err() == nil {
+				if err := agentlink.Serve(ctx, agentEnd, agentlink.Options{Agent: ag, Logger: d.log, Policy: agentlink.FullPolicy()}); err != nil && ctx.Err() == nil {
 					d.log.Error("local link (agent end) ended", "err", err)
 				}
 			}()

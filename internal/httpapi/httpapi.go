@@ -36,6 +36,8 @@ type Backend interface {
 	Rename(ctx context.Context, id, name string) (api.Session, error)
 	SendText(ctx context.Context, id string, req api.InputRequest) error
 	SendKeys(ctx context.Context, id string, keys []string) error
+	Answer(ctx context.Context, id string, req api.AnswerRequest) (api.AnswerResult, error)
+	Restart(ctx context.Context, id string, req api.RestartRequest) (api.Session, error)
 	Capture(ctx context.Context, id string, history int) (api.Screen, error)
 	Run(ctx context.Context, id string, req api.RunRequest) (api.RunResult, error)
 	Viewed(ctx context.Context, id string) error
@@ -93,6 +95,8 @@ func New(b Backend, opts Options) *Handler {
 		{"PATCH /api/v1/sessions/{id}", h.rename},
 		{"POST /api/v1/sessions/{id}/input", h.input},
 		{"POST /api/v1/sessions/{id}/keys", h.keys},
+		{"POST /api/v1/sessions/{id}/answer", h.answer},
+		{"POST /api/v1/sessions/{id}/restart", h.restart},
 		{"GET /api/v1/sessions/{id}/screen", h.screen},
 		{"POST /api/v1/sessions/{id}/run", h.run},
 		{"POST /api/v1/sessions/{id}/viewed", h.viewed},
@@ -253,6 +257,30 @@ func (h *Handler) input(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request) error {
+	var req api.AnswerRequest
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	res, err := h.b.Answer(r.Context(), r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, 200, res)
+}
+
+func (h *Handler) restart(w http.ResponseWriter, r *http.Request) error {
+	var req api.RestartRequest
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	s, err := h.b.Restart(r.Context(), r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, 200, s)
 }
 
 func (h *Handler) keys(w http.ResponseWriter, r *http.Request) error {

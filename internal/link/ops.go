@@ -1,5 +1,7 @@
 package link
 
+import "github.com/corral-dev/corral/internal/api"
+
 // Arguments and results of the request ops (docs/protocol.md, "Requests").
 // An op not listed here takes or returns an api type: create takes an
 // api.CreateRequest and returns an api.Session; rename returns an
@@ -23,9 +25,22 @@ type RenameArgs struct {
 
 // InputArgs are the args of input: type Text, then press Enter if asked.
 type InputArgs struct {
-	ID    string `json:"id"`
-	Text  string `json:"text"`
-	Enter bool   `json:"enter"`
+	ID         string `json:"id"`
+	Text       string `json:"text"`
+	Enter      bool   `json:"enter"`
+	ClearDraft bool   `json:"clear_draft,omitempty"`
+}
+
+// AnswerArgs are the args of answer (it returns an api.AnswerResult).
+type AnswerArgs struct {
+	ID string `json:"id"`
+	api.AnswerRequest
+}
+
+// RestartArgs are the args of restart (it returns an api.Session).
+type RestartArgs struct {
+	ID     string `json:"id"`
+	Resume bool   `json:"resume,omitempty"`
 }
 
 // KeysArgs are the args of keys: tmux key names.

@@ -74,6 +74,13 @@ type Peer struct {
 	pinging  atomic.Bool
 	running  atomic.Bool
 
+	// probeCh is closed when the next message arrives, for Ping; nil
+	// while nobody waits (probing says whether someone does, so the
+	// reader takes no lock for it otherwise).
+	probeMu sync.Mutex
+	probeCh chan struct{}
+	probing atomic.Bool
+
 	mu      sync.Mutex
 	pending map[uint64]chan answer // nil once the link is down
 	err     error
@@ -233,6 +240,7 @@ func (p *Peer) call(ctx context.Context, op string, args, result any, inOrder bo
 		}
 		return p.result(op, a.res, result)
 	case <-ctx.Done():
+		p.cancel(id)
 		return fmt.Errorf("link: %s: %w", op, ctx.Err())
 	case <-p.done:
 		select {
@@ -252,6 +260,14 @@ func (p *Peer) result(op string, res Msg, v any) error {
 		return fmt.Errorf("link: %s: %w", op, err)
 	}
 	return nil
+}
+
+// cancel tells the other end that the caller of request id gave up, so it
+// can stop the work (a download, a command). It goes out in the background,
+// like a pong: the caller returns at once, and the write is bounded by
+// WriteTimeout and the link's life. An answer that still comes is dropped.
+func (p *Peer) cancel(id uint64) {
+	go func() { _ = p.Send(Msg{T: TypeCancel, ID: id}) }()
 }
 
 // waitHandled waits until the handlers finished n items, or the link or
@@ -369,6 +385,51 @@ func (p *Peer) Heartbeat(ctx context.Context, every time.Duration) error {
 
 func (p *Peer) touch() { p.lastRecv.Store(int64(time.Since(p.start))) }
 
+// heard wakes a Ping waiting for the next message: one just arrived.
+func (p *Peer) heard() {
+	if p.probing.Load() {
+		p.probeMu.Lock()
+		if p.probeCh != nil {
+			close(p.probeCh)
+			p.probeCh = nil
+		}
+		p.probing.Store(false)
+		p.probeMu.Unlock()
+	}
+}
+
+// Ping asks whether the other end is alive: it sends a ping and returns
+// nil as soon as anything at all arrives from the other end (its pong, or
+// any other message: the other end sends one pong at a time, and any
+// message proves it is there). It returns ctx's error when nothing came in
+// time, or why the link ended. The hub uses it to tell a device's healthy
+// connection from a dead one that has not timed out yet.
+func (p *Peer) Ping(ctx context.Context) error {
+	p.probeMu.Lock()
+	if p.probeCh == nil {
+		p.probeCh = make(chan struct{})
+	}
+	ch := p.probeCh
+	p.probing.Store(true)
+	p.probeMu.Unlock()
+	b, err := EncodeMsg(Msg{T: TypePing, ID: p.nextID.Add(1)})
+	if err != nil {
+		return err
+	}
+	// In the background, like Heartbeat's pings: a write stuck behind a
+	// slow one must not hide an answer; the write gives up with ctx (or
+	// after WriteTimeout once it started).
+	go func() { _ = p.write(ctx, Text, b) }()
+	select {
+	case <-ch:
+		return nil
+	case <-p.done:
+		return p.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (p *Peer) sinceRecv() time.Duration {
 	return time.Since(p.start) - time.Duration(p.lastRecv.Load())
 }
@@ -466,6 +527,7 @@ func (p *Peer) readLoop(ctx context.Context) {
 			return
 		}
 		p.touch()
+		p.heard()
 		if !p.dispatch(kind, b) {
 			return
 		}

@@ -175,20 +175,172 @@ func TestRules(t *testing.T) {
 		{name: "process exit wins whatever its time", from: busy, events: []Event{{Kind: ClaudeExited}}, want: api.StatusExited},
 		{name: "claude started again in the pane", from: State{Status: api.StatusExited},
 			events: []Event{{Kind: ClaudeStarted}, {Kind: HookSessionStart, Source: "startup", At: at(5)}}, want: api.StatusIdle},
-		{name: "the dialog's options read off the screen become buttons", from: needs,
-			events: []Event{{Kind: ScreenPrompt, Options: []api.Option{{Label: "Yes", Keys: []string{"1"}}, {Label: "No", Keys: []string{"3"}}}}},
+		{name: "the dialog read off the screen gets its id and options, and keeps the hook's details", from: needs,
+			events: []Event{screenDialog("d1", "fp1", api.DialogPermission)},
 			want:   api.StatusNeedsInput,
 			check: func(t *testing.T, s State) {
-				if s.Waiting.Tool != "Bash" || len(s.Waiting.Options) != 2 || s.Waiting.Options[1].Keys[0] != "3" {
+				if s.Waiting.Tool != "Bash" || s.Waiting.DialogID != "d1" || len(s.Waiting.Options) != 2 || s.OnScreen != "fp1" {
+					t.Errorf("waiting %+v on screen %q", s.Waiting, s.OnScreen)
+				}
+			}},
+		{name: "a menu the person opens while idle blocks input but calls nobody", from: State{Status: api.StatusIdle},
+			events: []Event{screenDialog("d1", "fp1", api.DialogChoice)},
+			want:   api.StatusNeedsInput, wantNotify: []bool{false}},
+		{name: "trust dialog on screen while starting needs input", from: State{Status: api.StatusStarting},
+			events: []Event{screenDialog("d1", "fp1", api.DialogTrust)},
+			want:   api.StatusNeedsInput, wantNotify: []bool{true},
+			check: func(t *testing.T, s State) {
+				if s.Waiting.Kind != api.DialogTrust {
+					t.Errorf("kind %q", s.Waiting.Kind)
+				}
+			}},
+		{name: "a safety re-check never ends a dialog on the screen", from: State{Status: api.StatusStarting},
+			events: []Event{screenDialog("d1", "fp1", api.DialogTrust),
+				{Kind: Verified, Check: Check{ClaudeRunning: true}}, screenDialog("d2", "fp1", api.DialogTrust),
+				{Kind: Verified, Check: Check{ClaudeRunning: true}}},
+			want: api.StatusNeedsInput, wantNotify: []bool{true, false, false, false},
+			check: func(t *testing.T, s State) {
+				if s.Waiting.DialogID != "d1" {
+					t.Errorf("the same dialog got a new id: %q", s.Waiting.DialogID)
+				}
+			}},
+		{name: "idle and busy from the file are held while the dialog is on screen, then applied when it is gone",
+			from: needs,
+			events: []Event{screenDialog("d1", "fp1", api.DialogPermission),
+				{Kind: FileStatus, FileStatus: "busy", At: at(40)}, screenDialog("d2", "fp1", api.DialogPermission),
+				{Kind: ScreenClear}},
+			want: api.StatusBusy,
+			check: func(t *testing.T, s State) {
+				if s.Waiting != nil || s.OnScreen != "" || s.Deferred != nil {
+					t.Errorf("left %+v %q %v", s.Waiting, s.OnScreen, s.Deferred)
+				}
+			}},
+		{name: "a held signal asks for a screen read", from: needs,
+			events: []Event{screenDialog("d1", "fp1", api.DialogPermission), {Kind: HookStop, At: at(40)}},
+			want:   api.StatusNeedsInput,
+			check: func(t *testing.T, s State) {
+				if s.Deferred == nil || s.Deferred.Kind != HookStop {
+					t.Errorf("deferred %v", s.Deferred)
+				}
+			}},
+		{name: "a new dialog replacing the one on screen gets a new id", from: needs,
+			events: []Event{screenDialog("d1", "fp1", api.DialogPermission), screenDialog("d2", "fp2", api.DialogPermission)},
+			want:   api.StatusNeedsInput,
+			check: func(t *testing.T, s State) {
+				if s.Waiting.DialogID != "d2" || s.OnScreen != "fp2" {
 					t.Errorf("waiting %+v", s.Waiting)
 				}
 			}},
-		{name: "a screen prompt does not invent needs-input for an idle session", from: State{Status: api.StatusIdle},
-			events: []Event{{Kind: ScreenPrompt, Options: []api.Option{{Label: "Yes", Keys: []string{"1"}}}}},
+		{name: "a dialog answered through corral: the screen shows Claude at work", from: needs,
+			events: []Event{screenDialog("d1", "fp1", api.DialogPermission), {Kind: ScreenClear, Screen: ScreenState{Busy: true, InputBox: true}}},
+			want:   api.StatusBusy},
+		{name: "a trust dialog answered: the input box waits for a prompt", from: State{Status: api.StatusStarting},
+			events: []Event{screenDialog("d1", "fp1", api.DialogTrust), {Kind: ScreenClear, Screen: ScreenState{InputBox: true}}},
+			want:   api.StatusIdle, wantNotify: []bool{true, false}},
+		{name: "a dialog a hook announced but the screen has not drawn yet stays", from: needs,
+			events: []Event{{Kind: ScreenClear, Screen: ScreenState{InputBox: true}}},
+			want:   api.StatusNeedsInput},
+		{name: "claude exiting ends a dialog on screen", from: needs,
+			events: []Event{screenDialog("d1", "fp1", api.DialogPermission), {Kind: ClaudeExited}},
+			want:   api.StatusExited},
+		{name: "a subagent's tool calls do not end the dialog another subagent shows", from: needs,
+			events: []Event{{Kind: HookPreToolUse, Tool: "Read", AgentID: "a2", At: at(40)}, {Kind: HookPostToolUse, Tool: "Read", AgentID: "a2", At: at(41)}},
+			want:   api.StatusNeedsInput},
+		{name: "AskUserQuestion's PermissionRequest keeps it a question", from: busy,
+			events: []Event{{Kind: HookPreToolUse, Tool: "AskUserQuestion", ToolInput: []byte(`{"questions":[{"question":"Which database?","header":"DB","multiSelect":false,"options":[{"label":"Postgres","description":"the usual"},{"label":"SQLite"}]}]}`), At: at(5)},
+				{Kind: HookPermissionRequest, Tool: "AskUserQuestion", ToolInput: []byte(`{"questions":[]}`), At: at(6)}},
+			want: api.StatusNeedsInput, wantNotify: []bool{true, false},
+			check: func(t *testing.T, s State) {
+				w := s.Waiting
+				if w.Kind != api.DialogQuestion || len(w.Questions) != 1 || w.Questions[0].Header != "DB" || w.Questions[0].Options[0].Description != "the usual" {
+					t.Errorf("waiting %+v", w)
+				}
+			}},
+		{name: "ExitPlanMode's PermissionRequest is a plan with its text", from: busy,
+			events: []Event{{Kind: HookPreToolUse, Tool: "ExitPlanMode", ToolInput: []byte(`{"plan":"1. do it"}`), At: at(5)},
+				{Kind: HookPermissionRequest, Tool: "ExitPlanMode", ToolInput: []byte(`{"plan":"1. do it"}`), At: at(6)}},
+			want: api.StatusNeedsInput, wantNotify: []bool{false, true},
+			check: func(t *testing.T, s State) {
+				if s.Waiting.Kind != api.DialogPlan || s.Waiting.Plan != "1. do it" {
+					t.Errorf("waiting %+v", s.Waiting)
+				}
+			}},
+		{name: "a turn with a subagent stays busy until the main Stop", from: busy,
+			events: []Event{
+				{Kind: HookPreToolUse, Tool: "Agent", ToolUseID: "t1", ToolInput: []byte(`{"description":"look around","subagent_type":"general-purpose"}`), At: at(5)},
+				{Kind: HookSubagentStart, AgentID: "a1", AgentType: "general-purpose", At: at(6)},
+				{Kind: HookPreToolUse, Tool: "Bash", AgentID: "a1", At: at(7)},
+				{Kind: HookPostToolUse, Tool: "Bash", AgentID: "a1", At: at(8)},
+				{Kind: HookSubagentStop, AgentID: "a1", At: at(9)},
+				{Kind: HookPostToolUse, Tool: "Agent", ToolUseID: "t1", At: at(10)},
+				{Kind: HookStop, At: at(11)}},
+			want: api.StatusReview, wantNotify: []bool{false, false, false, false, false, false, true}},
+		{name: "the subagents running are listed", from: busy,
+			events: []Event{
+				{Kind: HookPreToolUse, Tool: "Agent", ToolUseID: "t1", ToolInput: []byte(`{"description":"look around","subagent_type":"general-purpose"}`), At: at(5)},
+				{Kind: HookSubagentStart, AgentID: "a1", AgentType: "general-purpose", At: at(6)}},
+			want: api.StatusBusy,
+			check: func(t *testing.T, s State) {
+				if len(s.Subagents) != 1 || s.Subagents[0].Description != "look around" || s.Subagents[0].AgentID != "a1" || s.CurrentTool != "Agent" {
+					t.Errorf("subagents %+v tool %q", s.Subagents, s.CurrentTool)
+				}
+			}},
+		{name: "a background agent keeps the session busy past the main Stop, until Claude's own follow-up turn ends", from: busy,
+			events: []Event{
+				{Kind: HookPreToolUse, Tool: "Agent", ToolUseID: "t1", ToolInput: []byte(`{"description":"bg","subagent_type":"general-purpose","run_in_background":true}`), At: at(5)},
+				{Kind: HookSubagentStart, AgentID: "a1", At: at(6)},
+				{Kind: HookPostToolUse, Tool: "Agent", ToolUseID: "t1", At: at(7)},
+				{Kind: HookStop, At: at(8)},
+				{Kind: FileStatus, FileStatus: "busy", At: at(9)},
+				{Kind: HookSubagentStop, AgentID: "a1", At: at(20)},
+				{Kind: HookPromptSubmit, Prompt: "<task-notification>", At: at(21)},
+				{Kind: HookStop, At: at(22)}},
+			want: api.StatusReview, wantNotify: []bool{false, false, false, false, false, false, false, true}},
+		{name: "between background agents' end and Claude's own turn the file's idle is no interruption", from: busy,
+			events: []Event{
+				{Kind: HookPreToolUse, Tool: "Agent", ToolUseID: "t1", ToolInput: []byte(`{"description":"bg","run_in_background":true}`), At: at(5)},
+				{Kind: HookSubagentStart, AgentID: "a1", At: at(6)},
+				{Kind: HookPostToolUse, Tool: "Agent", ToolUseID: "t1", At: at(7)},
+				{Kind: HookStop, At: at(8)},
+				{Kind: HookSubagentStop, AgentID: "a1", At: at(20)},
+				{Kind: FileStatus, FileStatus: "idle", At: at(21)},
+				{Kind: FileStatus, FileStatus: "busy", At: at(22)},
+				{Kind: HookPromptSubmit, Prompt: "<task-notification>", At: at(23)},
+				{Kind: HookStop, At: at(24)}},
+			want: api.StatusReview, wantNotify: []bool{false, false, false, false, false, false, false, false, true}},
+		{name: "background agents ended and no turn followed: review once the wait is over", from: busy,
+			events: []Event{
+				{Kind: HookPreToolUse, Tool: "Agent", ToolUseID: "t1", ToolInput: []byte(`{"description":"bg","run_in_background":true}`), At: at(5)},
+				{Kind: HookSubagentStart, AgentID: "a1", At: at(6)},
+				{Kind: HookStop, At: at(8)},
+				{Kind: HookSubagentStop, AgentID: "a1", At: at(20)},
+				{Kind: Tick, At: at(21)},
+				{Kind: Tick, At: at(20).Add(followUpWait)}},
+			want: api.StatusReview, wantNotify: []bool{false, false, false, false, false, true}},
+		{name: "TodoWrite progress", from: busy,
+			events: []Event{{Kind: HookPreToolUse, Tool: "TodoWrite", At: at(5),
+				ToolInput: []byte(`{"todos":[{"content":"a","status":"completed","activeForm":"Doing a"},{"content":"b","status":"in_progress","activeForm":"Doing b"},{"content":"c","status":"pending","activeForm":"Doing c"}]}`)}},
+			want: api.StatusBusy,
+			check: func(t *testing.T, s State) {
+				if s.Todos == nil || s.Todos.Done != 1 || s.Todos.Total != 3 || s.Todos.Current != "Doing b" {
+					t.Errorf("todos %+v", s.Todos)
+				}
+			}},
+		{name: "a claude started by hand (no hooks): file busy, then the transcript's turn end is review", from: State{Status: api.StatusExited},
+			events: []Event{{Kind: ClaudeStarted}, {Kind: FileStatus, FileStatus: "idle", At: at(5)},
+				{Kind: FileStatus, FileStatus: "busy", At: at(10)}, {Kind: FileStatus, FileStatus: "idle", At: at(20)},
+				{Kind: TurnEnded, At: at(19)}},
+			want: api.StatusReview, wantNotify: []bool{false, false, false, false, true}},
+		{name: "a claude started by hand: the transcript's prompt is busy, its turn end review", from: State{Status: api.StatusExited},
+			events: []Event{{Kind: ClaudeStarted}, {Kind: FileStatus, FileStatus: "idle", At: at(5)},
+				{Kind: PromptSeen, Prompt: "say hello", At: at(10)}, {Kind: TurnEnded, At: at(19)}},
+			want: api.StatusReview, wantNotify: []bool{false, false, false, true}},
+		{name: "with hooks the transcript's prompt and turn end change nothing", from: State{Status: api.StatusIdle, Hooked: true},
+			events: []Event{{Kind: PromptSeen, At: at(5)}, {Kind: TurnEnded, At: at(19)}},
 			want:   api.StatusIdle},
-		{name: "trust dialog on screen while starting needs input", from: State{Status: api.StatusStarting},
-			events: []Event{{Kind: ScreenPrompt, Message: "Do you trust the files in this folder?", Options: []api.Option{{Label: "Yes", Keys: []string{"1"}}}}},
-			want:   api.StatusNeedsInput, wantNotify: []bool{true}},
+		{name: "with hooks the transcript's turn end changes nothing", from: busy,
+			events: []Event{{Kind: HookPromptSubmit, At: at(5)}, {Kind: TurnEnded, At: at(19)}},
+			want:   api.StatusBusy},
 
 		// Restarts.
 		{name: "restart: busy becomes unknown, without a notification", from: busy,
@@ -266,7 +418,7 @@ func FuzzApply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind uint8, atMS int64, source, fileStatus string, from uint8) {
 		statuses := []api.Status{api.StatusStarting, api.StatusIdle, api.StatusBusy, api.StatusNeedsInput, api.StatusReview, api.StatusUnknown, api.StatusExited}
 		s := State{Status: statuses[int(from)%len(statuses)], Watermark: time.Unix(1000, 0)}
-		ev := Event{Kind: Kind(kind % uint8(Verified+1)), At: time.Unix(1000, 0).Add(time.Duration(atMS) * time.Millisecond),
+		ev := Event{Kind: Kind(kind % uint8(kindCount)), At: time.Unix(1000, 0).Add(time.Duration(atMS) * time.Millisecond),
 			Source: source, FileStatus: fileStatus, NotificationType: source, Tool: source}
 		ns, out := Apply(s, ev, time.Unix(2000, 0))
 		if !ns.Status.Valid() && !(ev.Kind == 0 && ns.Status == s.Status) {
@@ -279,4 +431,10 @@ func FuzzApply(f *testing.F) {
 			t.Fatal("watermark went back")
 		}
 	})
+}
+
+// screenDialog is a screen read that shows a dialog with two options.
+func screenDialog(id, fp, kind string) Event {
+	return Event{Kind: ScreenDialog, Fingerprint: fp, Dialog: &api.Waiting{DialogID: id, Kind: kind, Question: "Do you want to proceed?",
+		Options: []api.Option{{Number: 1, Label: "Yes"}, {Number: 2, Label: "No"}}}}
 }

@@ -84,9 +84,48 @@ var migrations = []string{
 		session TEXT NOT NULL,
 		PRIMARY KEY (device_id, session_id)
 	);`,
+	// Logins that can be taken back (docs/web-protocol.md): users get stable
+	// ids, so a new user under an old name is someone else; browser sessions
+	// and one-time login links live here, keyed by hashes of their secrets.
+	// The single-machine secrets of the kv table move into the users table
+	// (internal/hub.LocalAccounts); the cookie key and generation go.
+	`ALTER TABLE users ADD COLUMN id TEXT;
+	UPDATE users SET id = lower(hex(randomblob(16)));
+	CREATE UNIQUE INDEX users_id ON users (id);
+	CREATE TABLE web_sessions (
+		id TEXT PRIMARY KEY,
+		secret_hash TEXT NOT NULL UNIQUE,
+		user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+		created_at INTEGER NOT NULL,
+		last_seen INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL,
+		user_agent TEXT NOT NULL DEFAULT '',
+		address TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX web_sessions_user ON web_sessions (user_id);
+	CREATE TABLE login_links (
+		hash TEXT PRIMARY KEY,
+		user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+		created_at INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL
+	);
+	DELETE FROM kv WHERE key IN ('web.cookie_key', 'web.generation');`,
+	// Devices prove an Ed25519 key (internal/devicekey). public_key is
+	// bound on first use of a one-time enrolment token (kept hashed, with
+	// its expiry). A device from before keeps its row, name and cached
+	// sessions, but its old token_hash no longer lets it in: it enrols
+	// again (docs/hub.md, "Upgrading from device tokens").
+	`ALTER TABLE devices ADD COLUMN public_key TEXT;
+	ALTER TABLE devices ADD COLUMN enroll_hash TEXT;
+	ALTER TABLE devices ADD COLUMN enroll_expires INTEGER;
+	ALTER TABLE devices ADD COLUMN enrolled_at INTEGER;
+	CREATE UNIQUE INDEX devices_public_key ON devices (public_key);
+	CREATE UNIQUE INDEX devices_enroll_hash ON devices (enroll_hash);`,
 }
 
-// Open opens (creating if needed) the database at path with mode 0600.
+// Open opens (creating if needed) the database at path with mode 0600,
+// checks it (PRAGMA quick_check: a damaged file is a *CorruptError that
+// says the way out) and migrates it to the current schema.
 func Open(path string) (*Store, error) {
 	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -102,6 +141,11 @@ func Open(path string) (*Store, error) {
 	// keeps transactions simple and the memory small.
 	db.SetMaxOpenConns(1)
 	s := &Store{db: db}
+	// A damaged file is refused before anything writes to it (safety.go).
+	if err := quickCheck(context.Background(), db, path); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -121,7 +165,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("database version: %w", err)
 	}
 	if v > len(migrations) {
-		return fmt.Errorf("database is from a newer corral (schema %d, this build knows %d)", v, len(migrations))
+		return fmt.Errorf("database is from a newer corral (schema %d, this build knows %d): run that corral, or restore a backup this one made (corral restore FILE)", v, len(migrations))
 	}
 	for i := v; i < len(migrations); i++ {
 		err := s.Tx(ctx, func(tx *sql.Tx) error {

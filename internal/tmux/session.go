@@ -284,6 +284,48 @@ func (s *Server) NewSession(ctx context.Context, o NewSessionOptions) (PaneInfo,
 	return p, nil
 }
 
+// RespawnOptions describe the command that replaces a pane's.
+type RespawnOptions struct {
+	// Dir is the start directory ("" keeps the pane's); Env adds entries
+	// as NewSession's do; Argv is run directly.
+	Dir  string
+	Env  []string
+	Argv []string
+}
+
+// RespawnPane kills what runs in the pane target and starts o.Argv in it,
+// keeping the pane, its size and its history. It returns the new pane.
+func (s *Server) RespawnPane(ctx context.Context, target string, o RespawnOptions) (PaneInfo, error) {
+	t, err := paneTarget(target)
+	if err != nil {
+		return PaneInfo{}, err
+	}
+	if len(o.Argv) == 0 {
+		return PaneInfo{}, invalid("no command to respawn")
+	}
+	args := []string{"respawn-pane", "-k", "-t", t}
+	if o.Dir != "" {
+		if fi, err := os.Stat(o.Dir); err != nil {
+			return PaneInfo{}, fmt.Errorf("tmux: start directory: %w", err)
+		} else if !fi.IsDir() {
+			return PaneInfo{}, fmt.Errorf("tmux: start directory %s is not a directory", o.Dir)
+		}
+		args = append(args, "-c", escapeFormat(o.Dir))
+	}
+	for _, kv := range o.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsRune(kv, 0) {
+			return PaneInfo{}, invalid("environment entry %q is not KEY=VALUE", kv)
+		}
+		args = append(args, "-e", kv)
+	}
+	args = append(args, "--")
+	args = append(args, commandArgv(o.Argv)...)
+	if _, err := s.runCommands(ctx, s.configPath, [][]string{args}); err != nil {
+		return PaneInfo{}, err
+	}
+	return s.PaneInfo(ctx, target)
+}
+
 // commandArgv makes sure tmux execs argv directly. tmux runs a command of
 // several words with execvp but hands a single word to "sh -c", which
 // would split a path with spaces or quotes; a fixed script that execs its

@@ -186,6 +186,7 @@ func TestBrowserStatusFlow(t *testing.T) {
 		t.Errorf("card does not show the tool and command: %q", card)
 	}
 	within(t, ctx, 10*time.Second, "click Yes",
+		chromedp.WaitEnabled(css(`[data-testid="needs-input-card"] button[aria-label="Yes"]`)),
 		chromedp.Click(css(`[data-testid="needs-input-card"] button[aria-label="Yes"]`)))
 	rowStatus(t, ctx, id, api.StatusBusy, 20*time.Second)
 	// Look elsewhere while the (slow) answer comes: the finished turn then

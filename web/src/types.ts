@@ -13,18 +13,57 @@ export type Status =
 export type Kind = 'claude' | 'shell' | 'external';
 
 export interface Option {
+  /** The option's number as drawn (1-based): what an answer names. */
+  number: number;
   label: string;
-  keys: string[];
+  description?: string;
+  /** Choosing it takes text ("Type something"). */
+  text?: boolean;
+  /** A multi-select option's state. */
+  checked?: boolean | null;
 }
 
+export interface QuestionOption {
+  label: string;
+  description?: string;
+}
+
+export interface Question {
+  header?: string;
+  question: string;
+  multi_select?: boolean;
+  options: QuestionOption[];
+}
+
+/** Dialog kinds (api.Dialog*). */
+export type DialogKind = 'permission' | 'question' | 'plan' | 'trust' | 'api_key' | 'elicitation' | 'choice';
+
 export interface Waiting {
-  /** "permission", "question" or "elicitation". */
-  kind: string;
+  /** Names the dialog; an answer must carry it. Set once it was read off the screen. */
+  dialog_id?: string;
+  kind: DialogKind;
   tool?: string;
   input?: unknown;
   message?: string;
   suggestions?: unknown;
+  title?: string;
+  question?: string;
+  body?: string;
   options?: Option[] | null;
+  multi_select?: boolean;
+  questions?: Question[] | null;
+  current?: number;
+  plan?: string;
+  /** What the dialog asks, in a few words. */
+  summary?: string;
+}
+
+export interface AnswerRequest {
+  dialog: string;
+  option?: number;
+  options?: number[];
+  choice?: 'yes' | 'no' | 'always';
+  text?: string;
 }
 
 export interface Usage {
@@ -136,6 +175,9 @@ export interface Timeline {
 export interface WebConfig {
   vapid_public_key?: string;
   version?: string;
+  /** The daemon's build: its git commit and date (RFC 3339), when stamped. */
+  commit?: string;
+  build_date?: string;
   webhook_url?: string;
   hostname?: string;
   /** Not in docs/web-protocol.md: used to shorten directories with ~ when present. */
@@ -166,8 +208,21 @@ export interface AuthMe {
   user?: string;
 }
 
-/** What POST /api/v1/auth/login takes: a user and a password, or an API token. */
+/** What POST /api/v1/auth/login takes: a user and a password, or a login link's or an API token. */
 export type LoginRequest = { user?: string; password: string } | { token: string };
+
+/** A browser logged in to the account (GET /api/v1/auth/sessions): a "signed-in device". */
+export interface WebSession {
+  id: string;
+  user: string;
+  created_at: string;
+  last_seen: string;
+  expires_at: string;
+  user_agent?: string;
+  address?: string;
+  /** This very browser. */
+  current?: boolean;
+}
 
 /** A machine of the logged-in user (GET /api/v1/devices). */
 export interface Device {
@@ -178,6 +233,19 @@ export interface Device {
   os?: string;
   version?: string;
   last_seen?: string;
+  /** Fingerprint of the key the machine proves (SHA256:…). */
+  key?: string;
+  /** Set while another machine tries to connect with this one's identity. */
+  conflict?: DeviceConflict;
+}
+
+/** The latest connection the hub refused because the machine was already connected and answering. */
+export interface DeviceConflict {
+  at: string;
+  count: number;
+  address?: string;
+  /** What the other machine claims to be called. */
+  hostname?: string;
 }
 
 export interface DownloadRequest {

@@ -121,7 +121,12 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	env := append(benchutil.CleanEnv(), "HOME="+home, "SHELL=/bin/sh")
 	logPath := filepath.Join(root, "serve.log")
 	serve := benchutil.StartServe(t, corralBin, dataDir, proj, env, logPath)
-	base, token, err := webbench.WebURL(logPath, 10*time.Second)
+	base, link, err := webbench.WebURL(logPath, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	// The API token first: making it logs browsers out.
+	token, err := benchutil.APIToken(corralBin, dataDir, env, link)
 	if err != nil {
 		return err
 	}
@@ -169,7 +174,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	// The browser.
 	var br *browser
 	if c.browser {
-		br, err = startBrowser(ctx, t, c, base, token)
+		br, err = startBrowser(ctx, t, c, base, link)
 		if err != nil {
 			return fmt.Errorf("chromium: %w", err)
 		}
@@ -365,12 +370,14 @@ func hookCommand(dataDir string) ([]string, error) {
 		return nil, err
 	}
 	for _, g := range s.Hooks["UserPromptSubmit"] {
-		for _, h := range g.Hooks {
-			if filepath.Base(h.Command) != "corral-hook" {
-				return nil, fmt.Errorf("corral registered %q, not corral-hook: build corral-hook next to corral", h.Command)
-			}
-			return append([]string{h.Command}, h.Args...), nil
+		if len(g.Hooks) == 0 {
+			continue
 		}
+		h := g.Hooks[0]
+		if filepath.Base(h.Command) != "corral-hook" {
+			return nil, fmt.Errorf("corral registered %q, not corral-hook: build corral-hook next to corral", h.Command)
+		}
+		return append([]string{h.Command}, h.Args...), nil
 	}
 	return nil, errors.New("no UserPromptSubmit hook in corral's Claude settings")
 }

@@ -5,31 +5,34 @@ import type { Option, Session } from '../types';
 import { isObject, pretty, shortDir, str, toolSummary } from '../util';
 import { DiffView, editsFromInput } from './Diff';
 
-const GENERIC: Option[] = [
-  { label: 'Yes', keys: ['1'] },
-  { label: 'No', keys: ['Escape'] },
-];
-
 /** What Claude waits for, and the buttons that answer it. */
 export function NeedsInputCard(props: { s: Session; compact?: boolean; testid?: string }) {
   const s = props.s;
   const w = s.waiting_for;
   const [busy, setBusy] = useState<string | null>(null);
-  const options = w?.options && w.options.length > 0 ? w.options : GENERIC;
+  const options: Option[] = w?.options ?? [];
+  const dialog = w?.dialog_id ?? '';
   // Its machine is away: nothing can be pressed until it is back.
   const off = !!s.offline;
-  const press = (label: string, keys: string[]) => {
-    if (busy || off) return;
-    setBusy(label);
+  // Every answer names the dialog it was meant for: if the screen moved on,
+  // the agent refuses it (stale_dialog) and nothing is pressed.
+  const answer = (o: Option) => {
+    if (busy || off || !dialog) return;
+    setBusy(o.label);
     api
-      .keys(s.id, keys)
-      .catch(toastError(`Sending ${label} failed`))
+      .answer(s.id, { dialog, option: o.number })
+      .catch(toastError(`Answering ${o.label} failed`))
       .finally(() => setBusy(null));
   };
-  let title = 'Claude needs your input';
-  if (w?.kind === 'permission') title = w.tool ? `Allow ${w.tool}?` : 'Permission needed';
-  else if (w?.kind === 'question') title = 'Claude asks';
-  else if (w?.kind === 'elicitation') title = 'Input requested';
+  const escape = () => {
+    if (busy || off) return;
+    setBusy('Esc');
+    api
+      .keys(s.id, ['Escape'])
+      .catch(toastError('Sending Esc failed'))
+      .finally(() => setBusy(null));
+  };
+  const title = w?.summary || 'Claude needs your input';
   return (
     <section
       class={`needs-card${props.compact ? ' compact' : ''}${off ? ' offline' : ''}`}
@@ -51,18 +54,19 @@ export function NeedsInputCard(props: { s: Session; compact?: boolean; testid?: 
       {w && <WaitingBody w={w} compact={!!props.compact} />}
       {w?.message && w.kind !== 'elicitation' && <p class="needs-msg">{w.message}</p>}
       <div class="needs-actions" role="group" aria-label="Answers">
+        {!dialog && !off && <p class="muted small">Reading the dialog off the screen…</p>}
         {options.map((o, i) => (
           <button
-            key={i}
+            key={o.number}
             type="button"
             class={`btn opt-btn${i === 0 ? ' btn-primary' : ''}`}
             aria-label={o.label}
-            title={`Keys: ${o.keys.join(' ')}`}
-            disabled={busy !== null || off}
-            data-keys={o.keys.join(' ')}
-            onClick={() => press(o.label, o.keys)}
+            title={o.description || o.label}
+            disabled={busy !== null || off || !dialog || !!o.text}
+            data-option={o.number}
+            onClick={() => answer(o)}
           >
-            {o.label}
+            {o.number}. {o.label}
           </button>
         ))}
         <button
@@ -70,7 +74,7 @@ export function NeedsInputCard(props: { s: Session; compact?: boolean; testid?: 
           class="btn btn-ghost opt-btn"
           aria-label="Esc (cancel)"
           disabled={busy !== null || off}
-          onClick={() => press('Esc (cancel)', ['Escape'])}
+          onClick={escape}
         >
           Esc (cancel)
         </button>

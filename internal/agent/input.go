@@ -1,0 +1,473 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/status"
+	"github.com/corral-dev/corral/internal/tmux"
+)
+
+// Input safety. Every path that types into a Claude session (corral send,
+// the web prompt box, the API, the hub) comes through SendText, which looks
+// at the screen first: text goes only into Claude's own input box, never
+// into a dialog (dialog_open), never over a draft typed elsewhere
+// (draft_present, unless the person chose to replace it), and never when
+// corral cannot tell what the screen shows (screen_unclear). Dialogs are
+// answered with Answer, which names the dialog and picks the option on the
+// screen it was read from. SendKeys stays raw: the escape hatch.
+
+// maxText bounds one text input: a long prompt, not a file.
+const maxText = 256 << 10
+
+// checkText refuses text that would act as keys rather than characters:
+// escape sequences (an ESC could interrupt Claude or end a paste), C0
+// controls other than tab and newlines, DEL and C1 controls.
+func checkText(t string) error {
+	if !utf8.ValidString(t) {
+		return api.Errorf(api.CodeBadRequest, "text is not valid UTF-8")
+	}
+	if len(t) > maxText {
+		return api.Errorf(api.CodeTooLarge, "text is %d bytes; the limit is %d", len(t), maxText)
+	}
+	for i, r := range t {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return api.Errorf(api.CodeBadRequest, "text has a control character (U+%04X at byte %d); send keys with `corral keys` instead", r, i)
+		}
+	}
+	return nil
+}
+
+// SendText types text into a session, then presses Enter if asked.
+func (a *Agent) SendText(ctx context.Context, id string, req api.InputRequest) error {
+	if err := checkText(req.Text); err != nil {
+		return err
+	}
+	if req.Text == "" && !req.Enter {
+		return api.Errorf(api.CodeBadRequest, "nothing to send")
+	}
+	s, err := a.get(id)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	kind, st := s.kind, s.st.Status
+	a.mu.Unlock()
+	if kind == api.KindShell || st == api.StatusExited {
+		// No Claude runs there: the pane is a shell, which takes text as
+		// typed. Still, nothing goes into a Claude dialog on the screen.
+		if kind != api.KindShell {
+			v, err := a.look(ctx, id)
+			if err != nil {
+				return err
+			}
+			if v.dialog != nil {
+				a.observe(id, v)
+				return dialogOpen(v, "nothing was typed")
+			}
+		}
+		if err := a.typeText(ctx, id, req.Text, req.Enter); err != nil {
+			return err
+		}
+		a.personActed(id, status.Input)
+		return nil
+	}
+	if err := a.waitStarted(ctx, id); err != nil {
+		return err
+	}
+	if err := a.checkInputBox(ctx, id, req.ClearDraft); err != nil {
+		return err
+	}
+	if req.Text != "" {
+		if err := a.paste(ctx, id, req.Text); err != nil {
+			return err
+		}
+	}
+	if req.Enter {
+		// The text is in; Enter is what submits, and what picks an option in
+		// a dialog. Look once more: a dialog that opened meanwhile gets
+		// nothing, the text waits in the box.
+		v, err := a.lookTyped(ctx, id, req.Text != "")
+		if err != nil {
+			return err
+		}
+		a.observe(id, v)
+		if v.dialog != nil {
+			return dialogOpen(v, "the text was typed but not sent")
+		}
+		if !v.input {
+			return api.Errorf(api.CodeScreenUnclear, "the text was typed, but corral no longer sees Claude's input box, so it did not press Enter; look at the terminal")
+		}
+		if req.Text != "" && v.draft == "" {
+			return api.Errorf(api.CodeScreenUnclear, "the text did not arrive in Claude's input box, so corral did not press Enter; look at the terminal")
+		}
+		if err := a.keys(ctx, id, "Enter"); err != nil {
+			return err
+		}
+	}
+	a.personActed(id, status.Input)
+	return nil
+}
+
+// typedWait bounds how long typed text may take to show in Claude's box:
+// Claude draws a few milliseconds after the keys arrive.
+const typedWait = 2 * time.Second
+
+// lookTyped reads the screen after text was typed, until the text shows in
+// Claude's input box or something else covers it, within typedWait.
+func (a *Agent) lookTyped(ctx context.Context, id string, typed bool) (screenView, error) {
+	deadline := time.Now().Add(typedWait)
+	for {
+		v, err := a.look(ctx, id)
+		if err != nil || !typed || v.dialog != nil || v.draft != "" || time.Now().After(deadline) {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// settleWait bounds how long corral waits for Claude to draw its input
+// box: a Claude that just started or resumed reports itself up a moment
+// before its screen is drawn.
+const settleWait = 3 * time.Second
+
+// lookSettled reads the screen until it shows a dialog or Claude's input
+// box, within settleWait.
+func (a *Agent) lookSettled(ctx context.Context, id string) (screenView, error) {
+	deadline := time.Now().Add(settleWait)
+	for {
+		v, err := a.look(ctx, id)
+		if err != nil || v.dialog != nil || v.input || time.Now().After(deadline) {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// checkInputBox returns nil when Claude's input box is on the screen, empty
+// (a draft is cleared first when the person asked), and no dialog is open.
+func (a *Agent) checkInputBox(ctx context.Context, id string, clearDraft bool) error {
+	v, err := a.lookSettled(ctx, id)
+	if err != nil {
+		return err
+	}
+	a.observe(id, v)
+	if v.dialog != nil {
+		return dialogOpen(v, "nothing was typed")
+	}
+	a.mu.Lock()
+	s, ok := a.sessions[id]
+	var st api.Status
+	var w *api.Waiting
+	if ok {
+		st, w = s.st.Status, s.st.Waiting
+	}
+	a.mu.Unlock()
+	if st == api.StatusNeedsInput {
+		// A hook said a dialog opens; the screen has not drawn it yet.
+		what := "a dialog"
+		if w != nil && w.Kind != "" {
+			what = "a " + w.Kind + " dialog"
+		}
+		return api.Errorf(api.CodeDialogOpen, "Claude is opening %s; nothing was typed. Answer it with `corral answer %s`", what, id)
+	}
+	if !v.input {
+		return api.Errorf(api.CodeScreenUnclear, "corral cannot see Claude's input box on the screen, so it typed nothing; look at the terminal (`corral capture %s`)", id)
+	}
+	if v.draft == "" {
+		return nil
+	}
+	if !clearDraft {
+		return api.Errorf(api.CodeDraftPresent, "Claude's input box already holds text typed elsewhere (%q); nothing was typed. Send again with --clear-draft to replace it, or finish it in the terminal", clip(v.draft, 60))
+	}
+	if err := a.clearDraft(ctx, id); err != nil {
+		return err
+	}
+	return nil
+}
+
+// clearDraft empties Claude's input box and checks that it is empty.
+func (a *Agent) clearDraft(ctx context.Context, id string) error {
+	// Ctrl-E then Ctrl-U deletes a line at a time in Claude's editor;
+	// lines go one by one, so repeat for the lines there are, bounded.
+	for range 50 {
+		if err := a.keys(ctx, id, "C-e", "C-u"); err != nil {
+			return err
+		}
+		v, err := a.look(ctx, id)
+		if err != nil {
+			return err
+		}
+		if v.dialog != nil {
+			a.observe(id, v)
+			return dialogOpen(v, "the draft was being cleared; nothing was typed")
+		}
+		if !v.input {
+			return api.Errorf(api.CodeScreenUnclear, "corral lost sight of Claude's input box while it cleared the draft; nothing was typed")
+		}
+		if v.draft == "" {
+			return nil
+		}
+		if err := a.keys(ctx, id, "BSpace"); err != nil {
+			return err
+		}
+	}
+	return api.Errorf(api.CodeScreenUnclear, "the draft in Claude's input box would not clear; nothing was typed")
+}
+
+func dialogOpen(v screenView, what string) error {
+	q := ""
+	if v.dialog != nil {
+		q = v.dialog.Question
+		if q == "" {
+			q = v.dialog.Title
+		}
+	}
+	if q != "" {
+		q = fmt.Sprintf(" (%q)", clip(q, 80))
+	}
+	return api.Errorf(api.CodeDialogOpen, "a %s dialog is open%s; %s. Answer it with `corral answer`, or press keys with `corral keys`", v.kind, q, what)
+}
+
+// clip shortens s to n runes for a message.
+func clip(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// typeText types text (and Enter) into a session's pane.
+func (a *Agent) typeText(ctx context.Context, id, text string, enter bool) error {
+	tm, target, err := a.terminal(id)
+	if err != nil {
+		return err
+	}
+	if text != "" {
+		if err := tm.SendText(ctx, target, text); err != nil {
+			return a.tmuxErr(err)
+		}
+	}
+	if enter {
+		if err := tm.SendKeys(ctx, target, "Enter"); err != nil {
+			return a.tmuxErr(err)
+		}
+	}
+	return nil
+}
+
+// paste puts text into Claude's input box as one bracketed paste: should a
+// dialog open between the look at the screen and the paste, Claude's menus
+// take none of it as keys (a pasted "1" picks nothing; a newline submits
+// nothing). Tested against 2.1.197 (docs/claude-observations.md).
+func (a *Agent) paste(ctx context.Context, id, text string) error {
+	tm, target, err := a.terminal(id)
+	if err != nil {
+		return err
+	}
+	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	if err := tm.Paste(ctx, target, text); err != nil {
+		return a.tmuxErr(err)
+	}
+	return nil
+}
+
+// keys presses keys in a session's pane.
+func (a *Agent) keys(ctx context.Context, id string, keys ...string) error {
+	tm, target, err := a.terminal(id)
+	if err != nil {
+		return err
+	}
+	if err := tm.SendKeys(ctx, target, keys...); err != nil {
+		if errors.Is(err, tmux.ErrInvalid) {
+			return api.Errorf(api.CodeBadRequest, "%v", err)
+		}
+		return a.tmuxErr(err)
+	}
+	return nil
+}
+
+// SendKeys presses named keys in a session, as given: the raw escape hatch,
+// which knows nothing of dialogs.
+func (a *Agent) SendKeys(ctx context.Context, id string, keys []string) error {
+	if _, err := a.get(id); err != nil {
+		return err
+	}
+	if len(keys) > 200 {
+		return api.Errorf(api.CodeBadRequest, "too many keys in one request (%d > 200)", len(keys))
+	}
+	for _, k := range keys {
+		if !tmux.ValidKey(k) {
+			return api.Errorf(api.CodeBadRequest, "invalid key name %q (tmux key names: Enter, Escape, Up, C-c, 1 ...)", k)
+		}
+	}
+	if err := a.keys(ctx, id, keys...); err != nil {
+		return err
+	}
+	a.personActed(id, status.Input)
+	a.afterKeys(id)
+	return nil
+}
+
+// afterKeys reads the screen again after keys went to a session that shows
+// or may show a dialog: the keys may have answered it.
+func (a *Agent) afterKeys(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sessions[id]; ok && (s.st.Status == api.StatusNeedsInput || s.st.Status == api.StatusStarting) {
+		a.recheck(s)
+	}
+}
+
+// TerminalInput is told when a viewer typed into a session's terminal: a
+// dialog on the screen may have been answered there.
+func (a *Agent) TerminalInput(id string) { a.afterKeys(id) }
+
+// Answer answers the dialog a session shows, with the option (or text) the
+// person chose, located on the screen read now. An answer to a dialog that
+// is no longer on the screen is refused.
+func (a *Agent) Answer(ctx context.Context, id string, req api.AnswerRequest) (api.AnswerResult, error) {
+	if req.Dialog == "" {
+		return api.AnswerResult{}, api.Errorf(api.CodeBadRequest, "an answer names its dialog (waiting_for.dialog_id)")
+	}
+	if err := checkText(req.Text); err != nil {
+		return api.AnswerResult{}, err
+	}
+	s, err := a.get(id)
+	if err != nil {
+		return api.AnswerResult{}, err
+	}
+	a.mu.Lock()
+	kind := s.kind
+	a.mu.Unlock()
+	if kind == api.KindShell {
+		return api.AnswerResult{}, api.Errorf(api.CodeStaleDialog, "a shell session shows no Claude dialog")
+	}
+	v, err := a.look(ctx, id)
+	if err != nil {
+		return api.AnswerResult{}, err
+	}
+	a.observe(id, v)
+	if v.dialog == nil {
+		return api.AnswerResult{}, api.Errorf(api.CodeStaleDialog, "dialog %s is no longer on the screen; nothing was pressed", req.Dialog)
+	}
+	a.mu.Lock()
+	cur, onScreen := "", ""
+	if s, ok := a.sessions[id]; ok && s.st.Waiting != nil {
+		cur, onScreen = s.st.Waiting.DialogID, s.st.OnScreen
+	}
+	a.mu.Unlock()
+	if cur != req.Dialog || onScreen != v.fp {
+		return api.AnswerResult{}, api.Errorf(api.CodeStaleDialog, "the screen shows another dialog now (%s, not %s); nothing was pressed", cur, req.Dialog)
+	}
+	plan, label, err := planAnswer(v, req)
+	if err != nil {
+		return api.AnswerResult{}, err
+	}
+	tm, target, err := a.terminal(id)
+	if err != nil {
+		return api.AnswerResult{}, err
+	}
+	for _, st := range plan {
+		if st.text != "" {
+			err = tm.SendText(ctx, target, st.text)
+		} else {
+			err = tm.SendKeys(ctx, target, st.keys...)
+		}
+		if err != nil {
+			return api.AnswerResult{}, a.tmuxErr(err)
+		}
+	}
+	a.log.Info("dialog answered", "session", id, "dialog", req.Dialog, "kind", v.kind, "answer", label)
+	a.personActed(id, status.Input)
+	a.afterKeys(id)
+	return api.AnswerResult{Answered: label}, nil
+}
+
+// keyStep is keys to press, or text to type.
+type keyStep struct {
+	keys []string
+	text string
+}
+
+// planAnswer finds the keys that give an answer on the screen v was read
+// from. It never guesses: an option that is not there is an error.
+func planAnswer(v screenView, req api.AnswerRequest) ([]keyStep, string, error) {
+	p := v.dialog
+	n := req.Option
+	if req.Choice != "" {
+		if n != 0 {
+			return nil, "", api.Errorf(api.CodeBadRequest, "give an option or a choice, not both")
+		}
+		var err error
+		if n, err = choiceOption(p, req.Choice); err != nil {
+			return nil, "", err
+		}
+	}
+	if len(req.Options) > 0 {
+		return nil, "", api.Errorf(api.CodeBadRequest, "this dialog takes one option, not several")
+	}
+	if req.Text != "" {
+		return nil, "", api.Errorf(api.CodeBadRequest, "this dialog takes no text; choose an option")
+	}
+	if n < 1 || n > len(p.Options) {
+		return nil, "", api.Errorf(api.CodeBadRequest, "the dialog has options 1-%d, not %d", len(p.Options), n)
+	}
+	o := p.Options[n-1]
+	return []keyStep{{keys: o.Keys}}, strconv.Itoa(n) + ". " + o.Label, nil
+}
+
+// choiceOption finds the option a yes/no/always answer means, by its label.
+func choiceOption(p *claude.Prompt, choice string) (int, error) {
+	match := func(pred func(l string) bool) []int {
+		var out []int
+		for i, o := range p.Options {
+			if pred(strings.ToLower(o.Label)) {
+				out = append(out, i+1)
+			}
+		}
+		return out
+	}
+	always := func(l string) bool {
+		return strings.Contains(l, "always") || strings.Contains(l, "don't ask again") || strings.Contains(l, "do not ask again")
+	}
+	var found []int
+	switch strings.ToLower(choice) {
+	case "yes", "y":
+		found = match(func(l string) bool { return strings.HasPrefix(l, "yes") && !always(l) })
+	case "always", "a":
+		found = match(func(l string) bool { return strings.HasPrefix(l, "yes") && always(l) })
+	case "no", "n":
+		found = match(func(l string) bool { return strings.HasPrefix(l, "no") })
+	default:
+		return 0, api.Errorf(api.CodeBadRequest, "choice %q: want yes, no or always", choice)
+	}
+	if len(found) != 1 {
+		return 0, api.Errorf(api.CodeBadRequest, "the dialog has no single %q option; answer with its number", choice)
+	}
+	return found[0], nil
+}
