@@ -511,7 +511,9 @@ func TestTurnPromptStepsAndPlan(t *testing.T) {
 		Plan("PLANX", "# Plan\n"),
 	}})
 	tools := []map[string]any{{"name": "Bash"}}
-	user := func(blocks ...map[string]any) map[string]any { return map[string]any{"role": "user", "content": blocks} }
+	user := func(blocks ...map[string]any) map[string]any {
+		return map[string]any{"role": "user", "content": blocks}
+	}
 	text := func(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 	result := func(id string) map[string]any {
 		return map[string]any{"type": "tool_result", "tool_use_id": id, "content": "ok"}
