@@ -230,7 +230,7 @@ func TestRules(t *testing.T) {
 			want: api.StatusReview, wantNotify: []bool{false, false, false, false, true}},
 		{name: "a question answered before any hook says so: Claude goes on", from: needs,
 			events: []Event{screenDialog("d1", "fp1", api.DialogQuestion), {Kind: ScreenClear, Screen: ScreenState{InputBox: true}}},
-			want: api.StatusBusy},
+			want:   api.StatusBusy},
 		{name: "a new dialog replacing the one on screen gets a new id", from: needs,
 			events: []Event{screenDialog("d1", "fp1", api.DialogPermission), screenDialog("d2", "fp2", api.DialogPermission)},
 			want:   api.StatusNeedsInput,
