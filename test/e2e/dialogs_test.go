@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -40,6 +41,20 @@ func expectCode(t *testing.T, what string, err error, code string) {
 	var ae *api.Error
 	if !errors.As(err, &ae) || ae.Code != code {
 		t.Fatalf("%s: got %v, want %s", what, err, code)
+	}
+}
+
+// refusesText checks that text sent while a dialog is open is refused with
+// dialog_open and changes nothing on the screen.
+func (h *harness) refusesText(t *testing.T, id string) {
+	t.Helper()
+	before := h.screen(id)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := h.c.Input(ctx, id, api.InputRequest{Text: "2 no wait", Enter: true})
+	expectCode(t, "text while a dialog is open", err, api.CodeDialogOpen)
+	if after := h.screen(id); after != before {
+		t.Errorf("the screen changed after refused input:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
 
@@ -214,6 +229,7 @@ func TestAPIKeyDialog(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessOptions{extraEnv: []string{"ANTHROPIC_API_KEY=sk-ant-other-key-never-approved-0123456789"}})
 	s := startupDialog(t, h, h.proj, api.DialogAPIKey, "API key")
+	h.refusesText(t, s.ID)
 	holds(t, h, s.ID, s.WaitingFor.DialogID, 12*time.Second)
 	if _, err := h.answer(s.ID, api.AnswerRequest{Dialog: s.WaitingFor.DialogID, Choice: "yes"}); err != nil {
 		t.Fatal(err)
@@ -455,6 +471,9 @@ func TestQuestionDialog(t *testing.T) {
 					t.Errorf("%s: options %+v summary %q", c.prompt, w.Options, w.Summary)
 				}
 			}
+			if i == 0 {
+				h.refusesText(t, id)
+			}
 			prev = w.DialogID
 			req := f(w)
 			req.Dialog = w.DialogID
@@ -484,6 +503,7 @@ func TestPlanDialog(t *testing.T) {
 	t0 := time.Now()
 	h.send(id, "PLANIT one")
 	s := h.waitDialog(id, api.DialogPlan, 60*time.Second)
+	h.refusesText(t, id)
 	if !strings.Contains(s.WaitingFor.Plan, "1. Do it") {
 		t.Errorf("the plan is not shown: %+v", s.WaitingFor)
 	}
@@ -509,5 +529,48 @@ func TestPlanDialog(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.lastToolResult(t, t0, "approved your plan")
+	h.waitStatus(id, api.StatusReview, 30*time.Second)
+}
+
+// TestElicitationDialog: an MCP server's form is needs-input (elicitation)
+// with its fields, and a filled form answered through corral reaches the
+// server.
+func TestElicitationDialog(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Rules: []fakeapi.Rule{
+		{Contains: "FORMNOW", Reply: fakeapi.MCPTool("fake", "form", map[string]any{"message": "Tell me about you"})},
+	}}})
+	mcpLog := filepath.Join(h.proj, "mcp.jsonl")
+	cfg := filepath.Join(testio.TempDir(t, "corral-mcp-"), "mcp.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fake": map[string]any{"command": fakeMCPBin, "args": []string{"-log", mcpLog}}}})
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(h.corral("new", "--dir", h.proj, "--", "--mcp-config", cfg))
+	h.waitStatus(id, api.StatusIdle, 60*time.Second)
+	t0 := time.Now()
+	h.send(id, "FORMNOW please")
+	s := h.waitDialog(id, api.DialogPermission, 60*time.Second)
+	if _, err := h.answer(id, api.AnswerRequest{Dialog: s.WaitingFor.DialogID, Choice: "yes"}); err != nil {
+		t.Fatal(err)
+	}
+	s = h.rec.waitFor(60*time.Second, "the form", func(s api.Session) bool {
+		return s.ID == id && s.WaitingFor != nil && s.WaitingFor.Kind == api.DialogElicitation && s.WaitingFor.DialogID != "" && len(s.WaitingFor.Fields) > 0
+	})
+	if len(s.WaitingFor.Fields) != 4 {
+		t.Errorf("fields %+v", s.WaitingFor.Fields)
+	}
+	h.refusesText(t, id)
+	_, err := h.answer(id, api.AnswerRequest{Dialog: s.WaitingFor.DialogID, Option: 1,
+		Fields: map[string]string{"Color": "blue", "Name": "Alice", "Count": "7", "Notify me": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.lastToolResult(t, t0, "elicitation result")
+	for _, want := range []string{`"action":"accept"`, `"color":"blue"`, `"name":"Alice"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the MCP server got %q, want %s", got, want)
+		}
+	}
 	h.waitStatus(id, api.StatusReview, 30*time.Second)
 }
