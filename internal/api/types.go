@@ -222,6 +222,7 @@ type CreateRequest struct {
 
 // RenameRequest renames a session.
 type RenameRequest struct {
+	SessionRef
 	Name string `json:"name"`
 }
 
@@ -230,6 +231,7 @@ type RenameRequest struct {
 // input box holds a draft typed elsewhere (draft_present; ClearDraft clears
 // it first), and when corral cannot see the input box (screen_unclear).
 type InputRequest struct {
+	SessionRef
 	Text  string `json:"text"`
 	Enter bool   `json:"enter"`
 	// ClearDraft: the person chose to replace a draft left in the input box.
@@ -243,6 +245,7 @@ type InputRequest struct {
 // that says so) or Text alone (the dialog's text option, e.g. "Type
 // something"); Text with Option types into that option.
 type AnswerRequest struct {
+	SessionRef
 	Dialog  string `json:"dialog"`
 	Option  int    `json:"option,omitempty"`
 	Options []int  `json:"options,omitempty"`
@@ -259,11 +262,13 @@ type AnswerResult struct {
 // RestartRequest starts Claude again in an exited session's pane: a new
 // conversation, or with Resume the session's last one.
 type RestartRequest struct {
+	SessionRef
 	Resume bool `json:"resume,omitempty"`
 }
 
 // KeysRequest presses tmux-named keys (Enter, Escape, Up, C-c, 1 ...).
 type KeysRequest struct {
+	SessionRef
 	Keys []string `json:"keys"`
 }
 
@@ -278,6 +283,7 @@ type Screen struct {
 // RunRequest runs a command beside a session (in its directory, with its
 // environment), not inside the pane.
 type RunRequest struct {
+	SessionRef
 	Argv      []string `json:"argv"`
 	TimeoutMS int      `json:"timeout_ms,omitempty"`
 }
@@ -294,6 +300,7 @@ type RunResult struct {
 // DownloadRequest fetches a URL (http(s) or s3://bucket/key) into a
 // session's directory.
 type DownloadRequest struct {
+	SessionRef
 	URL string `json:"url"`
 	// Path is relative to the session's directory; empty: the URL's name.
 	Path      string `json:"path,omitempty"`
