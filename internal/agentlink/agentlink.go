@@ -51,8 +51,6 @@ func Hello() link.Msg {
 	return link.Msg{
 		T: link.TypeHello, Protocol: link.Protocol, Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH,
 		Version: version.String(),
-		Capabilities: []string{link.CapSessions, link.CapTerminal, link.CapRun, link.CapDirs, link.CapResumable,
-			link.CapDownload, link.CapTimeline},
 	}
 }
 

@@ -253,8 +253,8 @@ type Validator interface{ Validate() error }
 // Resume, when set, is the agent's stream_id of a stream to continue from
 // Offset.
 type TermOpenRequest struct {
-	SessionRef
 	Stream uint32 `json:"stream"`
+	SessionRef
 	Cols   int    `json:"cols"`
 	Rows   int    `json:"rows"`
 	Resume string `json:"resume"`

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/url"
 	"reflect"
@@ -141,4 +142,36 @@ func FuzzDecodeText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The wire of the requests on the device link, as the table of
+// docs/protocol.md names them (and as the link carried them before they were
+// the API's types).
+func TestLinkWire(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{api.SessionRef{ID: "s"}, `{"id":"s"}`},
+		{api.RenameRequest{SessionRef: api.SessionRef{ID: "s"}, Name: "n"}, `{"id":"s","name":"n"}`},
+		{api.InputRequest{SessionRef: api.SessionRef{ID: "s"}, Text: "hi", Enter: true}, `{"id":"s","text":"hi","enter":true}`},
+		{api.KeysRequest{SessionRef: api.SessionRef{ID: "s"}, Keys: []string{"C-c"}}, `{"id":"s","keys":["C-c"]}`},
+		{api.CaptureRequest{SessionRef: api.SessionRef{ID: "s"}, History: 10}, `{"id":"s","history":10}`},
+		{api.RunRequest{SessionRef: api.SessionRef{ID: "s"}, Argv: []string{"ls"}, TimeoutMS: 5}, `{"id":"s","argv":["ls"],"timeout_ms":5}`},
+		{api.DirsRequest{Path: "/"}, `{"path":"/"}`},
+		{api.ResumableRequest{Dir: "/d"}, `{"dir":"/d"}`},
+		{api.DownloadRequest{SessionRef: api.SessionRef{ID: "s"}, URL: "s3://b/k", Path: "f", Overwrite: true, MaxBytes: 9},
+			`{"id":"s","url":"s3://b/k","path":"f","overwrite":true,"max_bytes":9}`},
+		{api.TermOpenRequest{Stream: 1, SessionRef: api.SessionRef{ID: "s"}, Cols: 80, Rows: 24, Resume: "t1", Offset: 5},
+			`{"stream":1,"id":"s","cols":80,"rows":24,"resume":"t1","offset":5}`},
+		{api.TermOpenResult{StreamID: "t1", Offset: 5, Reset: true}, `{"stream_id":"t1","offset":5,"reset":true}`},
+		{api.TermCloseRequest{Stream: 1}, `{"stream":1}`},
+		{api.TermResizeRequest{Stream: 1, Cols: 80, Rows: 24}, `{"stream":1,"cols":80,"rows":24}`},
+		{api.Empty{}, `{}`},
+	} {
+		b, err := json.Marshal(c.v)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%T: %s %v, want %s", c.v, b, err, c.want)
+		}
+	}
 }
