@@ -108,6 +108,8 @@ type SessionRequest interface{ SessionID() string }
 // means the only online device.
 type DeviceRequest interface{ DeviceName() string }
 
+//go:generate go run ../tsgen -api . -o ../../web/src/api.gen.ts
+
 // The operations. Keep Ops in step.
 var (
 	OpVersion = Op[Empty, VersionInfo]{OpInfo{Name: "version", Method: "GET", Path: "/api/v1/version", Scope: ScopeLocal,

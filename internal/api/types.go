@@ -92,7 +92,7 @@ type Waiting struct {
 	// dialog has been read off the screen.
 	DialogID string `json:"dialog_id,omitempty"`
 	// Kind is one of the Dialog* kinds.
-	Kind    string          `json:"kind"`
+	Kind    string          `json:"kind" ts:"DialogKind"`
 	Tool    string          `json:"tool,omitempty"`
 	Input   json.RawMessage `json:"input,omitempty"`
 	Message string          `json:"message,omitempty"`
@@ -249,7 +249,7 @@ type AnswerRequest struct {
 	Dialog  string `json:"dialog"`
 	Option  int    `json:"option,omitempty"`
 	Options []int  `json:"options,omitempty"`
-	Choice  string `json:"choice,omitempty"`
+	Choice  string `json:"choice,omitempty" ts:"'yes' | 'no' | 'always'"`
 	Text    string `json:"text,omitempty"`
 }
 
