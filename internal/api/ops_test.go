@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -172,6 +173,30 @@ func TestLinkWire(t *testing.T) {
 		b, err := json.Marshal(c.v)
 		if err != nil || string(b) != c.want {
 			t.Errorf("%T: %s %v, want %s", c.v, b, err, c.want)
+		}
+	}
+}
+
+// TestDocsNameEveryOp: docs/api.md names every op with its route, and
+// docs/protocol.md every op that crosses the device link.
+func TestDocsNameEveryOp(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile("../../docs/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	apiDoc, protocol := read("api.md"), read("protocol.md")
+	for _, o := range api.Ops() {
+		if o.Path != "" {
+			row := "| `" + o.Name + "` | `" + o.Method + " " + o.Path + "` |"
+			if !strings.Contains(apiDoc, row) {
+				t.Errorf("docs/api.md has no row %q", row)
+			}
+		}
+		if o.Scope != api.ScopeLocal && !strings.Contains(protocol, "| `"+o.Name+"` |") {
+			t.Errorf("docs/protocol.md does not name op %s", o.Name)
 		}
 	}
 }
