@@ -333,7 +333,8 @@ func (a *Agent) Close() error {
 
 // Version describes the agent.
 func (a *Agent) Version(ctx context.Context) api.VersionInfo {
-	v := api.VersionInfo{Version: version.String(), DataDir: a.cfg.DataDir, PID: os.Getpid(), StartedAt: a.started}
+	b := version.Get()
+	v := api.VersionInfo{Version: b.Version, Commit: b.Commit, BuildDate: b.Date, DataDir: a.cfg.DataDir, PID: os.Getpid(), StartedAt: a.started}
 	if tv, err := a.tmux.Version(ctx); err == nil {
 		v.Tmux = tv
 	}

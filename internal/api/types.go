@@ -422,7 +422,10 @@ func (ev Event) Encode() ([]byte, error) {
 
 // VersionInfo describes the daemon.
 type VersionInfo struct {
-	Version   string    `json:"version"`
+	Version string `json:"version"`
+	// Commit and BuildDate are the daemon build's (internal/version).
+	Commit    string    `json:"commit,omitempty"`
+	BuildDate string    `json:"build_date,omitempty"`
 	Tmux      string    `json:"tmux,omitempty"`
 	Claude    string    `json:"claude,omitempty"`
 	DataDir   string    `json:"data_dir"`

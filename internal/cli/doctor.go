@@ -50,6 +50,7 @@ func newDoctorCmd(e *env) *cobra.Command {
 					checks = append(checks, check{name: "daemon", detail: "not running", fix: "corral serve"})
 				}
 			}
+			checks = append(checks, e.serviceChecks(ctx)...)
 			bad := 0
 			for _, c := range checks {
 				mark := "ok "

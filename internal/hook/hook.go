@@ -96,7 +96,7 @@ func Send(sock string, h Header, payload []byte, timeout time.Duration) error {
 	}
 	buf := make([]byte, 0, len(hb)+1+len(payload))
 	buf = append(append(append(buf, hb...), '\n'), payload...)
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fd, err := socketCloexec()
 	if err != nil {
 		return err
 	}

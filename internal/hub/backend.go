@@ -201,7 +201,8 @@ func (h *Hub) Subscribe(ctx context.Context, since uint64) (backend.Subscription
 
 // Version describes the hub.
 func (h *Hub) Version(ctx context.Context) api.VersionInfo {
-	v := api.VersionInfo{Version: version.String(), PID: os.Getpid()}
+	b := version.Get()
+	v := api.VersionInfo{Version: b.Version, Commit: b.Commit, BuildDate: b.Date, PID: os.Getpid()}
 	if p := h.saves.problem(); p != "" {
 		v.Problems = append(v.Problems, p)
 	}

@@ -178,17 +178,17 @@ func checkVAPID(t *testing.T, header, wantKey, origin string) vapidClaims {
 	if c.Aud != origin || c.Exp < time.Now().Unix() || c.Sub == "" {
 		t.Fatalf("claims %+v", c)
 	}
-	pub, _ := base64.RawURLEncoding.DecodeString(k)
-	x, y := elliptic.Unmarshal(elliptic.P256(), pub)
-	if x == nil {
-		t.Fatal("VAPID key is not a P-256 point")
+	raw, _ := base64.RawURLEncoding.DecodeString(k)
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
+	if err != nil {
+		t.Fatalf("VAPID key is not a P-256 point: %v", err)
 	}
 	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
 	if len(sig) != 64 {
 		t.Fatalf("signature of %d bytes", len(sig))
 	}
 	h := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if !ecdsa.Verify(&ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}, h[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+	if !ecdsa.Verify(pub, h[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
 		t.Fatal("VAPID signature does not verify")
 	}
 	return c

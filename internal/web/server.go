@@ -420,7 +420,8 @@ func (s *Server) endWebSession(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) config(w http.ResponseWriter, r *http.Request) {
 	host, _ := os.Hostname()
-	cfg := map[string]string{"version": version.String(), "hostname": host}
+	b := version.Get()
+	cfg := map[string]string{"version": b.Version, "commit": b.Commit, "build_date": b.Date, "hostname": host}
 	if home, err := os.UserHomeDir(); err == nil {
 		cfg["home"] = home // the UI shortens paths to ~
 	}

@@ -25,6 +25,9 @@ export type TimelineKind = 'prompt' | 'text' | 'thinking' | 'tool' | 'interrupt'
 /** VersionInfo describes the daemon. */
 export interface VersionInfo {
   version: string;
+  /** Commit and BuildDate are the daemon build's (internal/version). */
+  commit?: string;
+  build_date?: string;
   tmux?: string;
   claude?: string;
   data_dir: string;
