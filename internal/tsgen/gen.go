@@ -20,6 +20,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
@@ -62,22 +63,24 @@ type source struct {
 
 func readSource(dir string) (*source, error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	pkg := pkgs["api"]
-	if pkg == nil {
-		return nil, fmt.Errorf("no package api in %s", dir)
-	}
 	s := &source{docs: map[string]string{}, consts: map[string][]string{}}
-	files := make([]string, 0, len(pkg.Files))
-	for name := range pkg.Files {
-		files = append(files, name)
-	}
-	sort.Strings(files)
-	for _, name := range files {
-		for _, d := range pkg.Files[name].Decls {
+	for _, e := range ents { // ReadDir sorts by name: the output is stable
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		if f.Name.Name != "api" {
+			return nil, fmt.Errorf("%s is package %s, not api", name, f.Name.Name)
+		}
+		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok {
 				continue
