@@ -49,7 +49,8 @@ func checkText(t string) error {
 }
 
 // SendText types text into a session, then presses Enter if asked.
-func (a *Agent) SendText(ctx context.Context, id string, req api.InputRequest) error {
+func (a *Agent) SendText(ctx context.Context, req api.InputRequest) error {
+	id := req.ID
 	if err := checkText(req.Text); err != nil {
 		return err
 	}
@@ -286,7 +287,8 @@ func (a *Agent) keys(ctx context.Context, id string, keys ...string) error {
 
 // SendKeys presses named keys in a session, as given: the raw escape hatch,
 // which knows nothing of dialogs.
-func (a *Agent) SendKeys(ctx context.Context, id string, keys []string) error {
+func (a *Agent) SendKeys(ctx context.Context, req api.KeysRequest) error {
+	id, keys := req.ID, req.Keys
 	if _, err := a.get(id); err != nil {
 		return err
 	}
@@ -323,7 +325,8 @@ func (a *Agent) TerminalInput(id string) { a.afterKeys(id) }
 // Answer answers the dialog a session shows, with the option (or text) the
 // person chose, located on the screen read now. An answer to a dialog that
 // is no longer on the screen is refused.
-func (a *Agent) Answer(ctx context.Context, id string, req api.AnswerRequest) (api.AnswerResult, error) {
+func (a *Agent) Answer(ctx context.Context, req api.AnswerRequest) (api.AnswerResult, error) {
+	id := req.ID
 	if req.Dialog == "" {
 		return api.AnswerResult{}, api.Errorf(api.CodeBadRequest, "an answer names its dialog (waiting_for.dialog_id)")
 	}

@@ -97,7 +97,7 @@ type Waiting struct {
 	// dialog has been read off the screen.
 	DialogID string `json:"dialog_id,omitempty"`
 	// Kind is one of the Dialog* kinds.
-	Kind    string          `json:"kind"`
+	Kind    string          `json:"kind" ts:"DialogKind"`
 	Tool    string          `json:"tool,omitempty"`
 	Input   json.RawMessage `json:"input,omitempty"`
 	Message string          `json:"message,omitempty"`
@@ -255,6 +255,7 @@ type CreateRequest struct {
 
 // RenameRequest renames a session.
 type RenameRequest struct {
+	SessionRef
 	Name string `json:"name"`
 }
 
@@ -263,6 +264,7 @@ type RenameRequest struct {
 // input box holds a draft typed elsewhere (draft_present; ClearDraft clears
 // it first), and when corral cannot see the input box (screen_unclear).
 type InputRequest struct {
+	SessionRef
 	Text  string `json:"text"`
 	Enter bool   `json:"enter"`
 	// ClearDraft: the person chose to replace a draft left in the input box.
@@ -280,10 +282,11 @@ type InputRequest struct {
 // by field name; "true"/"false" for a boolean, a choice's label), or Option 2
 // (Decline); Cancel presses Escape where the dialog offers "Esc to cancel".
 type AnswerRequest struct {
+	SessionRef
 	Dialog  string            `json:"dialog"`
 	Option  int               `json:"option,omitempty"`
 	Options []int             `json:"options,omitempty"`
-	Choice  string            `json:"choice,omitempty"`
+	Choice  string            `json:"choice,omitempty" ts:"'yes' | 'no' | 'always'"`
 	Text    string            `json:"text,omitempty"`
 	Fields  map[string]string `json:"fields,omitempty"`
 	Cancel  bool              `json:"cancel,omitempty"`
@@ -298,11 +301,13 @@ type AnswerResult struct {
 // RestartRequest starts Claude again in an exited session's pane: a new
 // conversation, or with Resume the session's last one.
 type RestartRequest struct {
+	SessionRef
 	Resume bool `json:"resume,omitempty"`
 }
 
 // KeysRequest presses tmux-named keys (Enter, Escape, Up, C-c, 1 ...).
 type KeysRequest struct {
+	SessionRef
 	Keys []string `json:"keys"`
 }
 
@@ -317,6 +322,7 @@ type Screen struct {
 // RunRequest runs a command beside a session (in its directory, with its
 // environment), not inside the pane.
 type RunRequest struct {
+	SessionRef
 	Argv      []string `json:"argv"`
 	TimeoutMS int      `json:"timeout_ms,omitempty"`
 }
@@ -333,6 +339,7 @@ type RunResult struct {
 // DownloadRequest fetches a URL (http(s) or s3://bucket/key) into a
 // session's directory.
 type DownloadRequest struct {
+	SessionRef
 	URL string `json:"url"`
 	// Path is relative to the session's directory; empty: the URL's name.
 	Path      string `json:"path,omitempty"`
