@@ -58,7 +58,7 @@ type Config struct {
 	// processes (default 10 s). Everything else is event-driven.
 	SafetyPoll time.Duration
 	// Store is the open database (the caller owns it).
-	Store *store.Store
+	Store *store.SQLite
 	// Bus receives every change (default: a new one).
 	Bus    *events.Bus
 	Logger *slog.Logger
@@ -69,7 +69,7 @@ type Agent struct {
 	cfg      Config
 	log      *slog.Logger
 	tmux     *tmux.Server
-	store    *store.Store
+	store    *store.SQLite
 	bus      *events.Bus
 	settings string // path of the generated Claude settings file
 	started  time.Time

@@ -34,7 +34,7 @@ type rig struct {
 	home    string
 	proj    string
 	cfg     agent.Config
-	st      *store.Store
+	st      *store.SQLite
 	a       *agent.Agent
 	log     *testio.SyncBuffer
 }

@@ -2,35 +2,20 @@ package agent_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/store/storetest"
 )
 
 // failWrites makes every write to the sessions table fail until the
 // returned function is called, as a full disk or a broken database would.
-func failWrites(t *testing.T, st *store.Store) (restore func()) {
+func failWrites(t *testing.T, st *store.SQLite) (restore func()) {
 	t.Helper()
-	var names []string
-	for _, op := range []string{"INSERT", "UPDATE", "DELETE"} {
-		name := "test_fail_" + strings.ToLower(op)
-		q := fmt.Sprintf(`CREATE TRIGGER %s BEFORE %s ON sessions BEGIN SELECT RAISE(ABORT, 'injected write failure'); END`, name, op)
-		if _, err := st.DB().Exec(q); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, name)
-	}
-	return func() {
-		for _, n := range names {
-			if _, err := st.DB().Exec("DROP TRIGGER " + n); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	return storetest.FailWrites(t, st.Path(), "sessions")
 }
 
 // TestPersistFailureKeepsChanges: while the database refuses writes, the

@@ -21,6 +21,7 @@ import (
 	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/store/postgres"
 	"github.com/corral-dev/corral/internal/web"
 )
 
@@ -39,13 +40,23 @@ type daemon struct {
 	dir     string
 	apiSock string
 	lock    *datadir.Lock
-	store   *store.Store
+	// store is the data directory's database (the agent's), nil for a
+	// hub on PostgreSQL; db is what the dashboard, notifications and hub
+	// keep: store, or the hub's PostgreSQL.
+	store   *store.SQLite
+	db      store.Store
 	log     *slog.Logger
 	errc    chan error
 	servers []*http.Server
 }
 
 func openDaemon(e *env, logLevel string) (*daemon, error) {
+	return openDaemonOn(context.Background(), e, logLevel, "")
+}
+
+// openDaemonOn is openDaemon with the hub's database at dbURL (a
+// postgres:// URL); "" is the data directory's SQLite.
+func openDaemonOn(ctx context.Context, e *env, logLevel, dbURL string) (*daemon, error) {
 	log, err := newLogger(e.stderr, logLevel)
 	if err != nil {
 		return nil, err
@@ -62,12 +73,18 @@ func openDaemon(e *env, logLevel string) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(filepath.Join(dir, datadir.Database))
+	d := &daemon{dir: dir, apiSock: apiSock, lock: lock, log: log, errc: make(chan error, 4)}
+	if dbURL != "" {
+		d.db, err = postgres.Open(ctx, dbURL)
+	} else {
+		d.store, err = store.Open(filepath.Join(dir, datadir.Database))
+		d.db = d.store
+	}
 	if err != nil {
 		lock.Release()
 		return nil, err
 	}
-	return &daemon{dir: dir, apiSock: apiSock, lock: lock, store: st, log: log, errc: make(chan error, 4)}, nil
+	return d, nil
 }
 
 // close stops the servers, then the database and the lock.
@@ -77,7 +94,7 @@ func (d *daemon) close() {
 	for _, s := range d.servers {
 		s.Shutdown(ctx)
 	}
-	d.store.Close()
+	d.db.Close()
 	d.lock.Release()
 }
 
@@ -196,12 +213,12 @@ func (d *daemon) serveWeb(f webFlags, b backend.Backend, accounts web.Accounts, 
 	if err != nil {
 		return "", "", err
 	}
-	auth := web.NewAuth(d.store, accounts, web.AuthOptions{Secure: useTLS, TrustedProxies: proxies})
+	auth := web.NewAuth(d.db, accounts, web.AuthOptions{Secure: useTLS, TrustedProxies: proxies})
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return "", "", fmt.Errorf("web dashboard: %w (pick another address with --listen, or --listen \"\" for none)", err)
 	}
-	h := web.New(b, web.Options{Logger: d.log, Store: d.store, Notifier: n, Auth: auth, Loopback: loopback, AllowedHosts: f.allowHosts, Link: link, TLS: useTLS})
+	h := web.New(b, web.Options{Logger: d.log, Store: d.db, Notifier: n, Auth: auth, Loopback: loopback, AllowedHosts: f.allowHosts, Link: link, TLS: useTLS})
 	lim := bound.TCP()
 	if f.maxConns > 0 {
 		lim.MaxConns = f.maxConns

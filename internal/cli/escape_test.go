@@ -180,7 +180,7 @@ func TestOutputIsEscaped(t *testing.T) {
 func TestHubDeviceLsEscapes(t *testing.T) {
 	in := newInstall(t)
 	e := &env{getenv: in.getenv}
-	err := withStore(e, func(st *store.Store) error {
+	err := withStore(e, func(st *store.SQLite) error {
 		acc := hub.NewAccounts(st)
 		ctx := context.Background()
 		if _, err := acc.AddUser(ctx, "alice", ""); err != nil {

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/store/storetest"
 )
 
 // TestDoctorShowsUnsavedChanges: when the daemon cannot write its
@@ -17,13 +21,11 @@ func TestDoctorShowsUnsavedChanges(t *testing.T) {
 	in.startDaemon()
 	id := in.shell("s")
 	e := &env{getenv: in.getenv}
-	sql := func(q string) {
-		t.Helper()
-		if err := withStore(e, func(st *store.Store) error { _, err := st.DB().Exec(q); return err }); err != nil {
-			t.Fatal(err)
-		}
+	dir, err := e.dir()
+	if err != nil {
+		t.Fatal(err)
 	}
-	sql(`CREATE TRIGGER test_fail BEFORE UPDATE ON sessions BEGIN SELECT RAISE(ABORT, 'injected write failure'); END`)
+	restore := storetest.FailWrite(t, filepath.Join(dir, datadir.Database), "UPDATE", "sessions")
 	hookRun := func(payload string) {
 		t.Helper()
 		var out strings.Builder
@@ -57,7 +59,7 @@ func TestDoctorShowsUnsavedChanges(t *testing.T) {
 		t.Errorf("doctor while the database fails: exit %d\n%s", r.code, r.stdout)
 	}
 
-	sql(`DROP TRIGGER test_fail`)
+	restore()
 	deadline = time.Now().Add(15 * time.Second)
 	for {
 		r = in.run("doctor")
@@ -70,9 +72,16 @@ func TestDoctorShowsUnsavedChanges(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	var status string
-	if err := withStore(e, func(st *store.Store) error {
-		return st.DB().QueryRow(`SELECT status FROM sessions WHERE id = ?`, id).Scan(&status)
-	}); err != nil || status != string(api.StatusBusy) {
+	err = withStore(e, func(st *store.SQLite) error {
+		list, err := st.Sessions(context.Background())
+		for _, s := range list {
+			if s.ID == id {
+				status = s.Status
+			}
+		}
+		return err
+	})
+	if err != nil || status != string(api.StatusBusy) {
 		t.Errorf("saved status %q (%v), want busy", status, err)
 	}
 }

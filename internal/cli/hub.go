@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/corral-dev/corral/internal/hub"
 	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/store/postgres"
 )
 
 type hubFlags struct {
@@ -50,25 +53,31 @@ loopback (docs/hub.md).`,
 	addWebFlags(fl, &f.webFlags, "address to serve the dashboard, the API and the device link on")
 	addNotifyFlags(fl, &f.notifyFlags)
 	fl.IntVar(&f.maxSessions, "max-device-sessions", hub.DefaultMaxSessions, "sessions one device may have listed (and kept); more are ignored")
+	// Persistent: the user and device commands work on the same database.
+	cmd.PersistentFlags().StringVar(&e.hubDB, "db", "", "keep users, devices and sessions in PostgreSQL at this postgres:// URL ($"+dbEnv+"), for a hub of several processes; default: the data directory's SQLite")
 	cmd.AddCommand(newHubUserCmd(e), newHubDeviceCmd(e))
 	return cmd
 }
 
 func runHub(ctx context.Context, e *env, f hubFlags) error {
-	d, err := openDaemon(e, f.logLevel)
+	dbURL, err := e.hubDatabase()
+	if err != nil {
+		return err
+	}
+	d, err := openDaemonOn(ctx, e, f.logLevel, dbURL)
 	if err != nil {
 		return err
 	}
 	defer d.close()
-	accounts := hub.NewAccounts(d.store)
+	accounts := hub.NewAccounts(d.db)
 	nctx, stopNotify := context.WithCancel(context.Background())
 	defer stopNotify()
-	notifier, err := notify.New(nctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
+	notifier, err := notify.New(nctx, d.db, f.notifyFlags.options(d.log, f.webFlags))
 	if err != nil {
 		return err
 	}
 	defer notifier.Wait()
-	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.store, Accounts: accounts, MaxSessions: f.maxSessions,
+	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.db, Accounts: accounts, MaxSessions: f.maxSessions,
 		OnUser: func(user string, bus *events.Bus) { notifier.Run(nctx, user, bus) }})
 	if err != nil {
 		return err
@@ -82,7 +91,7 @@ func runHub(ctx context.Context, e *env, f hubFlags) error {
 	if err := d.serveUnix(hb); err != nil {
 		return err
 	}
-	d.log.Info("hub serving", "listen", addr, "data_dir", d.dir)
+	d.log.Info("hub serving", "listen", addr, "data_dir", d.dir, "database", databaseName(dbURL))
 	fmt.Fprintf(e.stdout, "corral hub: %s (link: %s/api/v1/link)\n", base, base)
 	return d.wait(ctx)
 }
@@ -90,7 +99,7 @@ func runHub(ctx context.Context, e *env, f hubFlags) error {
 // withStore runs fn with the data directory's database open for just that
 // long: commands that change settings work while the daemon runs (SQLite
 // in WAL mode).
-func withStore(e *env, fn func(*store.Store) error) error {
+func withStore(e *env, fn func(*store.SQLite) error) error {
 	dir, err := e.dir()
 	if err != nil {
 		return err
@@ -106,9 +115,62 @@ func withStore(e *env, fn func(*store.Store) error) error {
 	return fn(st)
 }
 
-// withHubAccounts runs fn on a hub's accounts (see withStore).
+// dbEnv names the hub's database when --db is not given.
+const dbEnv = "CORRAL_DB"
+
+// hubDatabase is the hub's PostgreSQL URL, "" for the data directory's
+// SQLite.
+func (e *env) hubDatabase() (string, error) {
+	u := e.hubDB
+	if u == "" {
+		u = e.getenv(dbEnv)
+	}
+	if u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		return "", fmt.Errorf("--db (or $%s) takes a postgres:// URL; without it the hub keeps its data in the data directory's SQLite", dbEnv)
+	}
+	return u, nil
+}
+
+// databaseName describes the hub's database for the log, without the
+// URL's password.
+func databaseName(dbURL string) string {
+	if dbURL == "" {
+		return "sqlite"
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "postgres"
+	}
+	// The query may hold a password too (password=...): only where.
+	name := "postgres://" + u.Host + u.Path
+	if u.User != nil {
+		name = "postgres://" + u.User.Username() + "@" + u.Host + u.Path
+	}
+	return name
+}
+
+// withHubStore runs fn with the hub's database open for just that long:
+// PostgreSQL with --db or $CORRAL_DB, else the data directory's SQLite
+// (see withStore). The commands work while the hub runs.
+func withHubStore(ctx context.Context, e *env, fn func(store.Store) error) error {
+	dbURL, err := e.hubDatabase()
+	if err != nil {
+		return err
+	}
+	if dbURL == "" {
+		return withStore(e, func(st *store.SQLite) error { return fn(st) })
+	}
+	st, err := postgres.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
+// withHubAccounts runs fn on a hub's accounts (see withHubStore).
 func withHubAccounts(e *env, fn func(*hub.Accounts) error) error {
-	return withStore(e, func(st *store.Store) error { return fn(hub.NewAccounts(st)) })
+	return withHubStore(context.Background(), e, func(st store.Store) error { return fn(hub.NewAccounts(st)) })
 }
 
 func newHubUserCmd(e *env) *cobra.Command {

@@ -26,7 +26,7 @@ func withLocalAccounts(ctx context.Context, e *env, fn func(*hub.Accounts) error
 	if e.hubURL != "" || e.getenv("CORRAL_HUB") != "" {
 		return errors.New("this command manages this machine's corral serve; for a hub use `corral hub user …` on the hub's host")
 	}
-	return withStore(e, func(st *store.Store) error {
+	return withStore(e, func(st *store.SQLite) error {
 		acc, err := hub.LocalAccounts(ctx, st)
 		if err != nil {
 			return err

@@ -26,6 +26,7 @@ type env struct {
 	dataDir string
 	hubURL  string
 	token   string
+	hubDB   string // corral hub --db
 	stdin   io.Reader
 	stdout  io.Writer
 	stderr  io.Writer

@@ -33,7 +33,7 @@ type server struct {
 	proj    string
 	ag      *agent.Agent
 	bus     *events.Bus
-	st      *store.Store
+	st      *store.SQLite
 	hc      *http.Client
 }
 

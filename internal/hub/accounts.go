@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -27,15 +26,14 @@ import (
 // browser sessions and login links belong to the id, so a new user under
 // an old name never inherits them (logins.go).
 type Accounts struct {
-	db *sql.DB
-	st *store.Store
+	st store.Store
 	// single is the one user of a single-machine `corral serve`
 	// (LocalAccounts); "" on a hub.
 	single string
 }
 
-// NewAccounts uses the store's database.
-func NewAccounts(st *store.Store) *Accounts { return &Accounts{db: st.DB(), st: st} }
+// NewAccounts keeps the accounts in st.
+func NewAccounts(st store.Store) *Accounts { return &Accounts{st: st} }
 
 // Token prefixes tell people which kind of token they hold. cd_ was the
 // device token of link protocol 1, before devices proved keys.
@@ -90,12 +88,11 @@ func (a *Accounts) AddUser(ctx context.Context, name, password string) (string, 
 		}
 	}
 	tok := newToken(userTokenPrefix)
-	_, err := a.db.ExecContext(ctx, `INSERT INTO users (id, name, password_hash, token_hash, created_at) VALUES (?, ?, ?, ?, ?)`,
-		newUserID(), name, hash, hashToken(tok), time.Now().UnixNano())
+	err := a.st.AddUser(ctx, store.User{ID: newUserID(), Name: name, PasswordHash: hash, TokenHash: hashToken(tok), CreatedAt: time.Now()})
+	if errors.Is(err, store.ErrConflict) {
+		return "", api.Errorf(api.CodeConflict, "user %q exists", name)
+	}
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
-			return "", api.Errorf(api.CodeConflict, "user %q exists", name)
-		}
 		return "", err
 	}
 	return tok, nil
@@ -121,69 +118,46 @@ func (a *Accounts) SetPassword(ctx context.Context, name, password string) error
 			return err
 		}
 	}
-	return a.changeUser(ctx, name, `UPDATE users SET password_hash = ? WHERE id = ?`, hash)
+	return userErr(name, a.st.SetPasswordHash(ctx, name, hash))
 }
 
 // RotateToken gives a user a new API token; the old one stops working, and
 // the user's browser sessions end.
 func (a *Accounts) RotateToken(ctx context.Context, name string) (string, error) {
 	tok := newToken(userTokenPrefix)
-	return tok, a.changeUser(ctx, name, `UPDATE users SET token_hash = ? WHERE id = ?`, hashToken(tok))
+	if err := userErr(name, a.st.SetTokenHash(ctx, name, hashToken(tok))); err != nil {
+		return "", err
+	}
+	return tok, nil
+}
+
+// userErr says which user a store error is about.
+func userErr(name string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return api.Errorf(api.CodeNotFound, "no user %q", name)
+	}
+	return err
 }
 
 // RemoveUser deletes a user, their devices, browser sessions, push
 // subscriptions and notification log.
 func (a *Accounts) RemoveUser(ctx context.Context, name string) error {
-	tx, err := a.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	id, err := userID(ctx, tx, name)
-	if err != nil {
-		return err
-	}
-	if _, err := store.EndUserLogins(ctx, tx, id); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = ?`, id); err != nil {
-		return err
-	}
-	// What is kept by name would reach a new user of that name.
-	if err := store.ForgetUser(ctx, tx, name); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM device_sessions WHERE device_id IN (SELECT id FROM devices WHERE owner = ?)`, name); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM devices WHERE owner = ?`, name); err != nil {
-		return err
-	}
-	// The webhook too, kept by name like the push subscriptions.
-	if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE key = ?`, notify.WebhookKey(name)); err != nil {
-		return err
-	}
-	return tx.Commit()
+	// The webhook is kept by name like the push subscriptions: it would
+	// reach a new user of that name.
+	return userErr(name, a.st.RemoveUser(ctx, name, notify.WebhookKey(name)))
 }
 
 // Users lists the users.
 func (a *Accounts) Users(ctx context.Context) ([]User, error) {
-	rows, err := a.db.QueryContext(ctx, `SELECT name, password_hash IS NOT NULL AND length(password_hash) > 0, created_at FROM users ORDER BY name`)
+	list, err := a.st.ListUsers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []User
-	for rows.Next() {
-		var u User
-		var created int64
-		if err := rows.Scan(&u.Name, &u.HasPassword, &created); err != nil {
-			return nil, err
-		}
-		u.CreatedAt = time.Unix(0, created)
-		out = append(out, u)
+	out := make([]User, 0, len(list))
+	for _, u := range list {
+		out = append(out, User{Name: u.Name, HasPassword: len(u.PasswordHash) > 0, CreatedAt: u.CreatedAt})
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ByToken finds the user of an API token (web.Accounts). A token of an
@@ -193,8 +167,7 @@ func (a *Accounts) ByToken(ctx context.Context, token string) (store.UserRef, bo
 	if token == "" || strings.HasPrefix(token, deviceTokenPrefix) || strings.HasPrefix(token, loginLinkPrefix) {
 		return store.UserRef{}, false
 	}
-	var u store.UserRef
-	err := a.db.QueryRowContext(ctx, `SELECT id, name FROM users WHERE token_hash = ?`, hashToken(token)).Scan(&u.ID, &u.Name)
+	u, err := a.st.UserByTokenHash(ctx, hashToken(token))
 	return u, err == nil
 }
 
@@ -204,19 +177,17 @@ func (a *Accounts) ByPassword(ctx context.Context, user, password string) (store
 	if a.single != "" {
 		user = a.single
 	}
-	var hash []byte
-	var u store.UserRef
-	err := a.db.QueryRowContext(ctx, `SELECT id, name, password_hash FROM users WHERE name = ?`, user).Scan(&u.ID, &u.Name, &hash)
-	if err != nil || len(hash) == 0 {
+	u, err := a.st.UserByName(ctx, user)
+	if err != nil || len(u.PasswordHash) == 0 {
 		// Spend the same time as a real check, so a wrong name and a wrong
 		// password look alike.
 		bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
 		return store.UserRef{}, false
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
+	if bcrypt.CompareHashAndPassword(u.PasswordHash, []byte(password)) != nil {
 		return store.UserRef{}, false
 	}
-	return u, true
+	return store.UserRef{ID: u.ID, Name: u.Name}, true
 }
 
 // dummyHash is made on first use: bcrypt takes ~50 ms, which every corral
@@ -228,13 +199,8 @@ var dummyHash = sync.OnceValue(func() []byte {
 
 // PasswordSet: the login form offers passwords (web.Accounts).
 func (a *Accounts) PasswordSet(ctx context.Context) bool {
-	var n int
-	if a.single != "" {
-		a.db.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE name = ? AND length(password_hash) > 0`, a.single).Scan(&n)
-	} else {
-		a.db.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE length(password_hash) > 0`).Scan(&n)
-	}
-	return n > 0
+	ok, _ := a.st.HasPassword(ctx, a.single) // a hub's single is "": any user
+	return ok
 }
 
 // MultiUser: the login form asks for a user name (web.Accounts).
@@ -264,25 +230,19 @@ func (a *Accounts) AddDevice(ctx context.Context, owner, name string, ttl time.D
 	if err := checkName("device", name); err != nil {
 		return Device{}, "", err
 	}
-	var exists int
-	if err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE name = ?`, owner).Scan(&exists); err != nil {
-		return Device{}, "", err
-	}
-	if exists == 0 {
-		return Device{}, "", api.Errorf(api.CodeNotFound, "no user %q (add one with `corral hub user add`)", owner)
-	}
 	ttl, err := enrollTTL(ttl)
 	if err != nil {
 		return Device{}, "", err
 	}
 	tok := newToken(enrollTokenPrefix)
 	d := Device{ID: newDeviceID(), Name: name, Owner: owner, CreatedAt: time.Now(), EnrollExpires: time.Now().Add(ttl)}
-	_, err = a.db.ExecContext(ctx, `INSERT INTO devices (id, name, owner, created_at, enroll_hash, enroll_expires) VALUES (?, ?, ?, ?, ?, ?)`,
-		d.ID, d.Name, d.Owner, d.CreatedAt.UnixNano(), hashToken(tok), d.EnrollExpires.UnixNano())
-	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
-			return Device{}, "", api.Errorf(api.CodeConflict, "%s already has a device %q (enrol it again with `corral hub device enroll`, or revoke it first)", owner, name)
-		}
+	err = a.st.AddDevice(ctx, store.Device{ID: d.ID, Name: d.Name, Owner: d.Owner, CreatedAt: d.CreatedAt, EnrollExpires: d.EnrollExpires}, hashToken(tok))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Device{}, "", api.Errorf(api.CodeNotFound, "no user %q (add one with `corral hub user add`)", owner)
+	case errors.Is(err, store.ErrConflict):
+		return Device{}, "", api.Errorf(api.CodeConflict, "%s already has a device %q (enrol it again with `corral hub device enroll`, or revoke it first)", owner, name)
+	case err != nil:
 		return Device{}, "", err
 	}
 	return d, tok, nil
@@ -292,96 +252,58 @@ func (a *Accounts) AddDevice(ctx context.Context, owner, name string, ttl time.D
 // connected device is cut off by the hub), its cached sessions go, and the
 // name is free for a new device.
 func (a *Accounts) RevokeDevice(ctx context.Context, owner, name string) (Device, error) {
-	d, err := a.device(ctx, `owner = ? AND name = ?`, owner, name)
-	if err != nil {
+	sd, err := a.st.DeviceByName(ctx, owner, name)
+	if err == nil {
+		err = a.st.RemoveDevice(ctx, sd.ID)
+	}
+	if errors.Is(err, store.ErrNotFound) {
 		return Device{}, api.Errorf(api.CodeNotFound, "%s has no device %q", owner, name)
 	}
-	tx, err := a.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Device{}, err
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM devices WHERE id = ?`, d.ID); err != nil {
-		return Device{}, err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM device_sessions WHERE device_id = ?`, d.ID); err != nil {
-		return Device{}, err
-	}
+	d := deviceOf(sd)
 	d.Revoked = true
-	return d, tx.Commit()
+	return d, nil
 }
 
-// DeviceByID finds a device, revoked or not.
+// DeviceByID finds a device.
 func (a *Accounts) DeviceByID(ctx context.Context, id string) (Device, error) {
-	return a.device(ctx, `id = ?`, id)
+	return a.device(a.st.Device(ctx, id))
 }
 
-func (a *Accounts) device(ctx context.Context, where string, args ...any) (Device, error) {
-	var d Device
-	var created int64
-	var revoked, seen, expires sql.NullInt64
-	var pub sql.NullString
-	err := a.db.QueryRowContext(ctx, `SELECT id, name, owner, created_at, revoked_at, hostname, last_seen, public_key, enroll_expires FROM devices WHERE `+where, args...).
-		Scan(&d.ID, &d.Name, &d.Owner, &created, &revoked, &d.Hostname, &seen, &pub, &expires)
-	if errors.Is(err, sql.ErrNoRows) {
+// device is a store's answer as the hub's Device.
+func (a *Accounts) device(d store.Device, err error) (Device, error) {
+	if errors.Is(err, store.ErrNotFound) {
 		return Device{}, api.Errorf(api.CodeNotFound, "no such device")
 	}
 	if err != nil {
 		return Device{}, err
 	}
-	d.CreatedAt = time.Unix(0, created)
-	d.Revoked = revoked.Valid
-	if seen.Valid {
-		d.LastSeen = time.Unix(0, seen.Int64)
-	}
-	if pub.Valid {
-		d.PublicKey = pub.String
-		d.Key = fingerprint(pub.String)
-	}
-	if expires.Valid {
-		d.EnrollExpires = time.Unix(0, expires.Int64)
-	}
-	return d, nil
+	return deviceOf(d), nil
+}
+
+func deviceOf(d store.Device) Device {
+	return Device{ID: d.ID, Name: d.Name, Owner: d.Owner, CreatedAt: d.CreatedAt, Hostname: d.Hostname, LastSeen: d.LastSeen,
+		Key: fingerprint(d.PublicKey), EnrollExpires: d.EnrollExpires, PublicKey: d.PublicKey}
 }
 
 // Devices lists a user's devices ("" for everyone's).
 func (a *Accounts) Devices(ctx context.Context, owner string) ([]Device, error) {
-	q := `SELECT id FROM devices`
-	var args []any
-	if owner != "" {
-		q += ` WHERE owner = ?`
-		args = append(args, owner)
-	}
-	q += ` ORDER BY owner, name, created_at`
-	rows, err := a.db.QueryContext(ctx, q, args...)
+	list, err := a.st.ListDevices(ctx, owner)
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	out := make([]Device, 0, len(ids))
-	for _, id := range ids {
-		d, err := a.DeviceByID(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
+	out := make([]Device, 0, len(list))
+	for _, d := range list {
+		out = append(out, deviceOf(d))
 	}
 	return out, nil
 }
 
 // Seen records that a device connected, and from which host.
 func (a *Accounts) Seen(ctx context.Context, id, hostname string) error {
-	_, err := a.db.ExecContext(ctx, `UPDATE devices SET last_seen = ?, hostname = ? WHERE id = ?`, time.Now().UnixNano(), hostname, id)
-	return err
+	return a.st.DeviceSeen(ctx, id, hostname, time.Now())
 }
 
 // String describes a device for logs.

@@ -11,6 +11,7 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/store/storetest"
 )
 
 func newAccounts(t *testing.T) *Accounts {
@@ -22,6 +23,9 @@ func newAccounts(t *testing.T) *Accounts {
 	t.Cleanup(func() { st.Close() })
 	return NewAccounts(st)
 }
+
+// dbPath is the file of accounts on SQLite.
+func dbPath(a *Accounts) string { return a.st.(*store.SQLite).Path() }
 
 func TestUsersAndTokens(t *testing.T) {
 	ctx := context.Background()
@@ -213,7 +217,7 @@ func TestEnrolmentExpires(t *testing.T) {
 	a := newAccounts(t)
 	a.AddUser(ctx, "alice", "")
 	d, tok, _ := a.AddDevice(ctx, "alice", "laptop", time.Minute)
-	if _, err := a.db.ExecContext(ctx, `UPDATE devices SET enroll_expires = ? WHERE id = ?`, time.Now().Add(-time.Second).UnixNano(), d.ID); err != nil {
+	if err := a.st.SetEnrollment(ctx, d.ID, hashToken(tok), time.Now().Add(-time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := a.DeviceByEnrollToken(ctx, tok); ok {
@@ -255,9 +259,7 @@ func TestLegacyDevice(t *testing.T) {
 	a := newAccounts(t)
 	a.AddUser(ctx, "alice", "")
 	old := "cd_" + strings.Repeat("x", 43)
-	if _, err := a.db.ExecContext(ctx, `INSERT INTO devices (id, name, owner, token_hash, created_at) VALUES ('dold', 'laptop', 'alice', ?, 1)`, hashToken(old)); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Exec(t, dbPath(a), `INSERT INTO devices (id, name, owner, token_hash, created_at) VALUES ('dold', 'laptop', 'alice', ?, 1)`, hashToken(old))
 	d, ok := a.LegacyDevice(ctx, old)
 	if !ok || d.Name != "laptop" || d.Key != "" {
 		t.Fatalf("LegacyDevice %+v %v", d, ok)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/devicekey"
+	"github.com/corral-dev/corral/internal/store"
 )
 
 // Enrolment: a device is added with a one-time enrolment token (ce_…, shown
@@ -59,26 +61,27 @@ func (a *Accounts) Enroll(ctx context.Context, owner, name string, ttl time.Dura
 	if err != nil {
 		return Device{}, "", err
 	}
-	d, err := a.device(ctx, `owner = ? AND name = ? AND revoked_at IS NULL`, owner, name)
+	d, err := a.device(a.st.DeviceByName(ctx, owner, name))
 	if err != nil {
 		return Device{}, "", api.Errorf(api.CodeNotFound, "%s has no device %q (add it with `corral hub device add`)", owner, name)
 	}
 	tok := newToken(enrollTokenPrefix)
 	d.EnrollExpires = time.Now().Add(ttl)
-	if err := a.exec1(ctx, "device", name, `UPDATE devices SET enroll_hash = ?, enroll_expires = ? WHERE id = ?`,
-		hashToken(tok), d.EnrollExpires.UnixNano(), d.ID); err != nil {
+	if err := a.st.SetEnrollment(ctx, d.ID, hashToken(tok), d.EnrollExpires); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return Device{}, "", api.Errorf(api.CodeNotFound, "no device %q", name)
+		}
 		return Device{}, "", err
 	}
 	return d, tok, nil
 }
 
-// DeviceByKey finds the live device whose key is pub (as the link carries
-// it).
+// DeviceByKey finds the device whose key is pub (as the link carries it).
 func (a *Accounts) DeviceByKey(ctx context.Context, pub string) (Device, bool) {
 	if _, err := devicekey.ParsePublic(pub); err != nil {
 		return Device{}, false
 	}
-	d, err := a.device(ctx, `public_key = ? AND revoked_at IS NULL`, pub)
+	d, err := a.device(a.st.DeviceByKey(ctx, pub))
 	return d, err == nil
 }
 
@@ -88,7 +91,7 @@ func (a *Accounts) DeviceByEnrollToken(ctx context.Context, token string) (Devic
 	if !strings.HasPrefix(token, enrollTokenPrefix) {
 		return Device{}, false
 	}
-	d, err := a.device(ctx, `enroll_hash = ? AND enroll_expires > ? AND revoked_at IS NULL`, hashToken(token), time.Now().UnixNano())
+	d, err := a.device(a.st.DeviceByEnrollHash(ctx, hashToken(token), time.Now()))
 	return d, err == nil
 }
 
@@ -98,44 +101,28 @@ func (a *Accounts) LegacyDevice(ctx context.Context, token string) (Device, bool
 	if !strings.HasPrefix(token, deviceTokenPrefix) {
 		return Device{}, false
 	}
-	d, err := a.device(ctx, `token_hash = ? AND revoked_at IS NULL`, hashToken(token))
+	d, err := a.device(a.st.DeviceByLegacyHash(ctx, hashToken(token)))
 	return d, err == nil
 }
 
 // BindKey spends an enrolment token: pub becomes the device's key, in one
 // statement that succeeds only while the token is unspent and unexpired, so
-// of two connections racing with one token one wins. A key already bound
-// to another device is refused (conflict).
+// of two connections racing with one token (to this hub or another on the
+// same database) one wins. A key already bound to another device is
+// refused (conflict).
 func (a *Accounts) BindKey(ctx context.Context, deviceID, token, pub string) error {
 	if _, err := devicekey.ParsePublic(pub); err != nil {
 		return api.Errorf(api.CodeBadRequest, "%v", err)
 	}
-	now := time.Now().UnixNano()
-	res, err := a.db.ExecContext(ctx, `UPDATE devices SET public_key = ?, enroll_hash = NULL, enroll_expires = NULL, enrolled_at = ?, token_hash = NULL
-		WHERE id = ? AND enroll_hash = ? AND enroll_expires > ? AND revoked_at IS NULL`, pub, now, deviceID, hashToken(token), now)
-	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
-			if other, ok := a.DeviceByKey(ctx, pub); ok {
-				return api.Errorf(api.CodeConflict, "this machine's key is already enrolled as %s/%s", other.Owner, other.Name)
-			}
-			return api.Errorf(api.CodeConflict, "this machine's key is already enrolled as another device")
+	err := a.st.BindKey(ctx, deviceID, hashToken(token), pub, time.Now())
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		if other, ok := a.DeviceByKey(ctx, pub); ok {
+			return api.Errorf(api.CodeConflict, "this machine's key is already enrolled as %s/%s", other.Owner, other.Name)
 		}
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
+		return api.Errorf(api.CodeConflict, "this machine's key is already enrolled as another device")
+	case errors.Is(err, store.ErrNotFound):
 		return api.Errorf(api.CodeUnauthorized, "the enrolment token is spent or expired")
 	}
-	return nil
-}
-
-// exec1 runs a statement that must change one row of a what called name.
-func (a *Accounts) exec1(ctx context.Context, what, name, q string, args ...any) error {
-	res, err := a.db.ExecContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return api.Errorf(api.CodeNotFound, "no %s %q", what, name)
-	}
-	return nil
+	return err
 }

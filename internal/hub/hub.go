@@ -43,7 +43,7 @@ type DeviceInfo struct {
 type Options struct {
 	Logger *slog.Logger
 	// Store keeps the devices' last known sessions (optional).
-	Store *store.Store
+	Store store.Store
 	// Accounts authenticate device links (nil: no remote devices).
 	Accounts *Accounts
 	// OnUser is called once for every user whose bus comes to life, so the
@@ -161,21 +161,16 @@ func (h *Hub) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, err := h.o.Store.DB().QueryContext(ctx, `SELECT device_id, session FROM device_sessions`)
+	rows, err := h.o.Store.LoadDeviceSessions(ctx)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
 	byID := map[string][]api.Session{}
-	for rows.Next() {
-		var id, js string
-		if err := rows.Scan(&id, &js); err != nil {
-			return err
-		}
+	for _, r := range rows {
 		var s api.Session
-		if json.Unmarshal([]byte(js), &s) == nil {
+		if json.Unmarshal(r.Data, &s) == nil {
 			s.Offline = true
-			byID[id] = append(byID[id], s)
+			byID[r.DeviceID] = append(byID[r.DeviceID], s)
 		}
 	}
 	h.mu.Lock()
@@ -194,7 +189,7 @@ func (h *Hub) load(ctx context.Context) error {
 		}
 		h.busLocked(d.Owner).Load(list)
 	}
-	return rows.Err()
+	return nil
 }
 
 // Attach serves one connection of a device on the hub's own process (the

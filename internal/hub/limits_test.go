@@ -127,9 +127,15 @@ func TestHostileDeviceSessions(t *testing.T) {
 		t.Errorf("not cleaned: name %q dir %q message %d bytes, waiting %+v", s.Name, s.Dir, len(s.LastMessage), s.WaitingFor)
 	}
 	h.Flush()
-	var rows int
-	if err := st.DB().QueryRow(`SELECT COUNT(*) FROM device_sessions WHERE device_id = ?`, ids[0]).Scan(&rows); err != nil {
+	saved, err := st.LoadDeviceSessions(context.Background())
+	if err != nil {
 		t.Fatal(err)
+	}
+	rows := 0
+	for _, r := range saved {
+		if r.DeviceID == ids[0] {
+			rows++
+		}
 	}
 	if rows != DefaultMaxSessions {
 		t.Errorf("%d sessions persisted, want %d", rows, DefaultMaxSessions)

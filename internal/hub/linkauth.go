@@ -49,18 +49,18 @@ type linkAuth struct {
 
 // loadHubID returns the hub's id, making it at the first start. A hub
 // without a database gets a new one per process.
-func loadHubID(ctx context.Context, st *store.Store) (string, error) {
+func loadHubID(ctx context.Context, st store.KV) (string, error) {
 	b := make([]byte, 12)
 	rand.Read(b)
 	id := "h" + hex.EncodeToString(b)
 	if st == nil {
 		return id, nil
 	}
-	v, err := st.SetIfAbsent(ctx, hubIDKey, []byte(id))
+	v, err := st.SetIfAbsent(ctx, map[string][]byte{hubIDKey: []byte(id)})
 	if err != nil {
 		return "", fmt.Errorf("hub id: %w", err)
 	}
-	return string(v), nil
+	return string(v[hubIDKey]), nil
 }
 
 // LinkHandler serves GET /api/v1/link: devices dial in here.

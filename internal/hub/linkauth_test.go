@@ -308,11 +308,17 @@ func TestLinkProof(t *testing.T) {
 
 func (h *linkHub) mustDevice(t *testing.T, name string) string {
 	t.Helper()
-	d, err := h.acc.device(context.Background(), `name = ?`, name)
+	list, err := h.acc.Devices(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d.ID
+	for _, d := range list {
+		if d.Name == name {
+			return d.ID
+		}
+	}
+	t.Fatalf("no device %q", name)
+	return ""
 }
 
 // The impostor: a second machine with the device's key, while the device

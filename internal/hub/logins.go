@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -45,44 +44,48 @@ func newUserID() string {
 // token hashed into the API token (scripts that sent it as a bearer token
 // go on working; the login URL that carried it stops working, since login
 // links are one-time now).
-func LocalAccounts(ctx context.Context, st *store.Store) (*Accounts, error) {
-	a := &Accounts{db: st.DB(), st: st, single: identity.Local}
-	err := st.Tx(ctx, func(tx *sql.Tx) error {
-		// A hub's data directory has users of its own: the single
-		// machine's commands must not add one named local to them.
-		var other string
-		switch err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE name != ? LIMIT 1`, a.single).Scan(&other); {
-		case err == nil:
-			return fmt.Errorf("this data directory is a hub's (it has user %q): manage its users with `corral hub user`", other)
-		case !errors.Is(err, sql.ErrNoRows):
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO users (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
-			newUserID(), a.single, time.Now().UnixNano()); err != nil {
-			return err
-		}
-		var pw []byte
-		switch err := tx.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = ?`, oldKeyPassword).Scan(&pw); {
-		case err == nil:
-			if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE name = ?`, pw, a.single); err != nil {
-				return err
+func LocalAccounts(ctx context.Context, st store.Store) (*Accounts, error) {
+	a := &Accounts{st: st, single: identity.Local}
+	// A hub's data directory has users of its own: the single machine's
+	// commands must not add one named local to them.
+	u, err := st.SoleUser(ctx, store.User{ID: newUserID(), Name: a.single, CreatedAt: time.Now()})
+	if errors.Is(err, store.ErrConflict) {
+		other := "another"
+		if users, lerr := st.ListUsers(ctx); lerr == nil {
+			for _, u := range users {
+				if u.Name != a.single {
+					other = fmt.Sprintf("%q", u.Name)
+					break
+				}
 			}
-		case !errors.Is(err, sql.ErrNoRows):
-			return err
 		}
-		var tok []byte
-		switch err := tx.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = ?`, oldKeyAccessToken).Scan(&tok); {
-		case err == nil:
-			if _, err := tx.ExecContext(ctx, `UPDATE users SET token_hash = ? WHERE name = ? AND token_hash IS NULL`, hashToken(string(tok)), a.single); err != nil {
-				return err
-			}
-		case !errors.Is(err, sql.ErrNoRows):
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE key IN (?, ?)`, oldKeyPassword, oldKeyAccessToken)
-		return err
-	})
+		return nil, fmt.Errorf("local account: this data directory is a hub's (it has user %s): manage its users with `corral hub user`", other)
+	}
 	if err != nil {
+		return nil, fmt.Errorf("local account: %w", err)
+	}
+	// Each step is done again, the same, if a crash stops the move
+	// before the old key goes.
+	if pw, err := st.Get(ctx, oldKeyPassword); err == nil {
+		if err := st.SetPasswordHash(ctx, a.single, pw); err != nil {
+			return nil, fmt.Errorf("local account: %w", err)
+		}
+		if err := st.Delete(ctx, oldKeyPassword); err != nil {
+			return nil, fmt.Errorf("local account: %w", err)
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("local account: %w", err)
+	}
+	if tok, err := st.Get(ctx, oldKeyAccessToken); err == nil {
+		if u.TokenHash == "" {
+			if err := st.SetTokenHash(ctx, a.single, hashToken(string(tok))); err != nil {
+				return nil, fmt.Errorf("local account: %w", err)
+			}
+		}
+		if err := st.Delete(ctx, oldKeyAccessToken); err != nil {
+			return nil, fmt.Errorf("local account: %w", err)
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("local account: %w", err)
 	}
 	return a, nil
@@ -91,40 +94,13 @@ func LocalAccounts(ctx context.Context, st *store.Store) (*Accounts, error) {
 // User is the single user of LocalAccounts ("" on a hub).
 func (a *Accounts) User() string { return a.single }
 
-type queryer interface {
-	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
-}
-
-func userID(ctx context.Context, q queryer, name string) (string, error) {
-	var id string
-	err := q.QueryRowContext(ctx, `SELECT id FROM users WHERE name = ?`, name).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", api.Errorf(api.CodeNotFound, "no user %q", name)
-	}
-	return id, err
-}
-
-// changeUser runs q (an UPDATE whose last parameter is the user's id) on
-// one user and ends their browser sessions, in one transaction: a new
-// password or token takes back every login made with the old one.
-func (a *Accounts) changeUser(ctx context.Context, name, q string, args ...any) error {
-	return a.st.Tx(ctx, func(tx *sql.Tx) error {
-		id, err := userID(ctx, tx, name)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, q, append(args, id)...); err != nil {
-			return err
-		}
-		_, err = store.EndUserLogins(ctx, tx, id)
-		return err
-	})
-}
-
 // Ref names a user by id and name.
 func (a *Accounts) Ref(ctx context.Context, name string) (store.UserRef, error) {
-	id, err := userID(ctx, a.db, name)
-	return store.UserRef{ID: id, Name: name}, err
+	u, err := a.st.UserByName(ctx, name)
+	if err != nil {
+		return store.UserRef{}, userErr(name, err)
+	}
+	return store.UserRef{ID: u.ID, Name: u.Name}, nil
 }
 
 // NewLoginLink makes a one-time login link token for a user, valid for
@@ -193,14 +169,9 @@ func (a *Accounts) EndWebSession(ctx context.Context, name, prefix string) (stor
 // EndWebSessions ends every browser session of a user and returns how
 // many there were.
 func (a *Accounts) EndWebSessions(ctx context.Context, name string) (int64, error) {
-	var n int64
-	err := a.st.Tx(ctx, func(tx *sql.Tx) error {
-		id, err := userID(ctx, tx, name)
-		if err != nil {
-			return err
-		}
-		n, err = store.EndUserLogins(ctx, tx, id)
-		return err
-	})
-	return n, err
+	u, err := a.Ref(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	return a.st.EndUserLogins(ctx, u.ID)
 }

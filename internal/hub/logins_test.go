@@ -10,10 +10,11 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/store/storetest"
 )
 
 // addSession gives a user a browser session, as the dashboard does.
-func addSession(t *testing.T, st *store.Store, u store.UserRef, id string) {
+func addSession(t *testing.T, st store.Logins, u store.UserRef, id string) {
 	t.Helper()
 	now := time.Now()
 	ws := store.WebSession{ID: id, UserID: u.ID, CreatedAt: now, LastSeen: now, ExpiresAt: now.Add(time.Hour)}
@@ -99,10 +100,9 @@ func TestAccountChangesEndLogins(t *testing.T) {
 	if got := sessionIDs(t, a, "carol"); len(got) != 0 {
 		t.Fatalf("the new carol has sessions %v", got)
 	}
-	var oldID string
-	a.db.QueryRow(`SELECT id FROM users WHERE name = 'carol'`).Scan(&oldID)
-	if c2.ID == "" || c2.ID != oldID {
-		t.Fatalf("carol's ref %+v, row %q", c2, oldID)
+	row, _ := a.st.UserByName(ctx, "carol")
+	if c2.ID == "" || c2.ID != row.ID {
+		t.Fatalf("carol's ref %+v, row %q", c2, row.ID)
 	}
 }
 
@@ -136,9 +136,7 @@ func TestLoginLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stored int
-	a.db.QueryRow(`SELECT count(*) FROM login_links WHERE hash = ?`, link).Scan(&stored)
-	if stored != 0 {
+	if storetest.Count(t, dbPath(a), `SELECT count(*) FROM login_links WHERE hash = ?`, link) != 0 {
 		t.Fatal("the link is stored in plain text")
 	}
 	if u, ok := a.ByLoginLink(ctx, link); !ok || u.Name != "alice" {
@@ -154,9 +152,7 @@ func TestLoginLinks(t *testing.T) {
 	if _, ok := a.ByLoginLink(ctx, short); ok {
 		t.Fatal("an expired login link worked")
 	}
-	var left int
-	a.db.QueryRow(`SELECT count(*) FROM login_links`).Scan(&left)
-	if left != 0 {
+	if left := storetest.Count(t, dbPath(a), `SELECT count(*) FROM login_links`); left != 0 {
 		t.Fatalf("%d spent or expired links are still stored", left)
 	}
 	for _, life := range []time.Duration{0, -time.Second, MaxLoginLinkLife + time.Second} {
@@ -218,9 +214,7 @@ func TestLocalAccountsMoveOldSecrets(t *testing.T) {
 			t.Errorf("kv %s is still there (%v)", k, err)
 		}
 	}
-	var plain int
-	st.DB().QueryRow(`SELECT count(*) FROM users WHERE token_hash = ?`, old).Scan(&plain)
-	if plain != 0 {
+	if storetest.Count(t, st.Path(), `SELECT count(*) FROM users WHERE token_hash = ?`, old) != 0 {
 		t.Fatal("the token is stored in plain text")
 	}
 	// Again: nothing changes, the id stays.

@@ -2,13 +2,15 @@ package hub
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/store"
 )
 
 // saveQueue batches the writes of devices' sessions. Each device's link
@@ -225,29 +227,23 @@ func (h *Hub) Flush() error {
 	return fmt.Errorf("database: %d device session changes not saved: %w", q.count(), q.err)
 }
 
-// write stores a batch in one transaction.
+// write stores a batch in one transaction. A session id the database
+// gives to another device is not this device's to keep: another hub on the
+// same database holds that device (this hub's own claims are decided in
+// memory first, claimLocked).
 func (h *Hub) write(batch map[string]*deviceSave) error {
-	ctx := context.Background()
-	return h.o.Store.Tx(ctx, func(tx *sql.Tx) error {
-		for deviceID, d := range batch {
-			if d.replace {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM device_sessions WHERE device_id = ?`, deviceID); err != nil {
-					return err
-				}
-			}
-			for id := range d.gone {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM device_sessions WHERE device_id = ? AND session_id = ?`, deviceID, id); err != nil {
-					return err
-				}
-			}
-			for _, s := range d.keep {
-				b, _ := json.Marshal(s)
-				if _, err := tx.ExecContext(ctx, `INSERT INTO device_sessions (device_id, session_id, session) VALUES (?, ?, ?)
-				ON CONFLICT(device_id, session_id) DO UPDATE SET session = excluded.session`, deviceID, s.ID, string(b)); err != nil {
-					return err
-				}
-			}
+	changes := make([]store.DeviceSessionChange, 0, len(batch))
+	for deviceID, d := range batch {
+		c := store.DeviceSessionChange{DeviceID: deviceID, Replace: d.replace, Delete: slices.Collect(maps.Keys(d.gone))}
+		for _, s := range d.keep {
+			b, _ := json.Marshal(s)
+			c.Put = append(c.Put, store.DeviceSession{SessionID: s.ID, Data: b})
 		}
-		return nil
-	})
+		changes = append(changes, c)
+	}
+	refused, err := h.o.Store.SaveDeviceSessions(context.Background(), changes)
+	for _, r := range refused {
+		h.log.Warn("device names a session another device holds; not kept", "device", r.DeviceID, "session", r.SessionID)
+	}
+	return err
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/store/storetest"
 )
 
 // TestPersistConcurrentDevices: many devices report changes at once, each
@@ -121,7 +122,7 @@ func BenchmarkPersistParallel(b *testing.B) {
 }
 
 // newDevicesHub is a hub on a fresh database with n devices of one user.
-func newDevicesHub(tb testing.TB, n int) (*Hub, []string, *store.Store, *Accounts) {
+func newDevicesHub(tb testing.TB, n int) (*Hub, []string, *store.SQLite, *Accounts) {
 	tb.Helper()
 	ctx := context.Background()
 	st, err := store.Open(filepath.Join(tb.TempDir(), "hub.db"))
@@ -150,24 +151,9 @@ func newDevicesHub(tb testing.TB, n int) (*Hub, []string, *store.Store, *Account
 
 // failWrites makes every write to table fail until the returned function
 // is called, as a full disk or a broken database would.
-func failWrites(tb testing.TB, st *store.Store, table string) (restore func()) {
+func failWrites(tb testing.TB, st *store.SQLite, table string) (restore func()) {
 	tb.Helper()
-	var names []string
-	for _, op := range []string{"INSERT", "UPDATE", "DELETE"} {
-		name := "test_fail_" + strings.ToLower(op) + "_" + table
-		q := fmt.Sprintf(`CREATE TRIGGER %s BEFORE %s ON %s BEGIN SELECT RAISE(ABORT, 'injected write failure'); END`, name, op, table)
-		if _, err := st.DB().Exec(q); err != nil {
-			tb.Fatal(err)
-		}
-		names = append(names, name)
-	}
-	return func() {
-		for _, n := range names {
-			if _, err := st.DB().Exec("DROP TRIGGER " + n); err != nil {
-				tb.Fatal(err)
-			}
-		}
-	}
+	return storetest.FailWrites(tb, st.Path(), table)
 }
 
 // TestPersistFailureKeepsChanges: while the database refuses writes, the

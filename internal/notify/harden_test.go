@@ -22,7 +22,7 @@ import (
 	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
-func notifierWith(t *testing.T, o Options) (*Notifier, *store.Store) {
+func notifierWith(t *testing.T, o Options) (*Notifier, *store.SQLite) {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
@@ -174,7 +174,7 @@ func TestVAPIDSubject(t *testing.T) {
 	}
 }
 
-func mustStore(t *testing.T) *store.Store {
+func mustStore(t *testing.T) *store.SQLite {
 	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)

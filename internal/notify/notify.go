@@ -36,7 +36,7 @@ const (
 
 // Notifier sends notifications.
 type Notifier struct {
-	store   *store.Store
+	store   store.Store
 	log     *slog.Logger
 	client  *http.Client
 	public  string
@@ -122,7 +122,7 @@ func subscriber(subject string) string {
 
 // New loads the VAPID keys from the store, making them on first run, and
 // the webhook setting.
-func New(ctx context.Context, st *store.Store, opts Options) (*Notifier, error) {
+func New(ctx context.Context, st store.Store, opts Options) (*Notifier, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -142,14 +142,14 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Notifier, error) 
 		if gerr != nil {
 			return nil, fmt.Errorf("make VAPID keys: %w", gerr)
 		}
-		// Written only if absent: two daemons never race here (the data
-		// directory is locked), but a retry must not replace live keys.
-		if _, err := st.SetIfAbsent(ctx, keyVAPIDPublic, []byte(pub)); err != nil {
+		// Written only if absent, both in one transaction: hubs starting
+		// at once on one database end up with one pair, and a retry does
+		// not replace live keys.
+		kept, err := st.SetIfAbsent(ctx, map[string][]byte{keyVAPIDPublic: []byte(pub), keyVAPIDPrivate: []byte(p)})
+		if err != nil {
 			return nil, err
 		}
-		if priv, err = st.SetIfAbsent(ctx, keyVAPIDPrivate, []byte(p)); err != nil {
-			return nil, err
-		}
+		priv = kept[keyVAPIDPrivate]
 	} else if err != nil {
 		return nil, err
 	}

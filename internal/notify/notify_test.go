@@ -27,7 +27,7 @@ import (
 	"github.com/corral-dev/corral/internal/store"
 )
 
-func newNotifier(t *testing.T) (*Notifier, *store.Store) {
+func newNotifier(t *testing.T) (*Notifier, *store.SQLite) {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {

@@ -7,31 +7,11 @@ import (
 	"time"
 )
 
-// UserRef names a user by their stable id (never reused) and their current
-// name (which a new user may take after the old one is removed).
-type UserRef struct {
-	ID   string
-	Name string
-}
+// The browser sessions and login links of SQLite (Logins).
 
-// WebSession is a browser's login. The cookie holds a random secret; the
-// table holds only its hash, and a public id to list and revoke it by.
-type WebSession struct {
-	ID        string    `json:"id"`
-	UserID    string    `json:"-"`
-	User      string    `json:"user"`
-	CreatedAt time.Time `json:"created_at"`
-	LastSeen  time.Time `json:"last_seen"`
-	ExpiresAt time.Time `json:"expires_at"` // absolute; the idle limit is the caller's
-	UserAgent string    `json:"user_agent,omitempty"`
-	Address   string    `json:"address,omitempty"`
-}
-
-// AddWebSession stores a new browser session (secretHash: the hash of the
-// cookie's secret). It drops the user's expired sessions, and the oldest
-// beyond keep, so a user's list stays bounded.
-func (s *Store) AddWebSession(ctx context.Context, ws WebSession, secretHash string, keep int) error {
-	return s.Tx(ctx, func(tx *sql.Tx) error {
+// AddWebSession stores a new browser session.
+func (s *SQLite) AddWebSession(ctx context.Context, ws WebSession, secretHash string, keep int) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM web_sessions WHERE expires_at <= ?`, ws.CreatedAt.UnixNano()); err != nil {
 			return err
 		}
@@ -61,7 +41,7 @@ func scanWebSession(sc interface{ Scan(...any) error }) (WebSession, error) {
 // WebSessionBySecret finds the session of a cookie's secret hash, with its
 // user's current name; ErrNotFound when there is none (ended, or its user
 // removed).
-func (s *Store) WebSessionBySecret(ctx context.Context, secretHash string) (WebSession, error) {
+func (s *SQLite) WebSessionBySecret(ctx context.Context, secretHash string) (WebSession, error) {
 	ws, err := scanWebSession(s.db.QueryRowContext(ctx, `SELECT `+webSessionCols+`
 		FROM web_sessions w JOIN users u ON u.id = w.user_id WHERE w.secret_hash = ?`, secretHash))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -71,13 +51,13 @@ func (s *Store) WebSessionBySecret(ctx context.Context, secretHash string) (WebS
 }
 
 // TouchWebSession records that a session was used at at.
-func (s *Store) TouchWebSession(ctx context.Context, id string, at time.Time) error {
+func (s *SQLite) TouchWebSession(ctx context.Context, id string, at time.Time) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE web_sessions SET last_seen = ? WHERE id = ?`, at.UnixNano(), id)
 	return err
 }
 
 // WebSessions lists a user's browser sessions, most recently used first.
-func (s *Store) WebSessions(ctx context.Context, userID string) ([]WebSession, error) {
+func (s *SQLite) WebSessions(ctx context.Context, userID string) ([]WebSession, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+webSessionCols+`
 		FROM web_sessions w JOIN users u ON u.id = w.user_id WHERE w.user_id = ? ORDER BY w.last_seen DESC, w.created_at DESC`, userID)
 	if err != nil {
@@ -97,7 +77,7 @@ func (s *Store) WebSessions(ctx context.Context, userID string) ([]WebSession, e
 
 // EndWebSession ends one of a user's sessions; ErrNotFound if the user has
 // no session with that id.
-func (s *Store) EndWebSession(ctx context.Context, userID, id string) error {
+func (s *SQLite) EndWebSession(ctx context.Context, userID, id string) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM web_sessions WHERE user_id = ? AND id = ?`, userID, id)
 	if err != nil {
 		return err
@@ -109,9 +89,20 @@ func (s *Store) EndWebSession(ctx context.Context, userID, id string) error {
 }
 
 // EndUserLogins ends every browser session and unspent login link of a
-// user inside tx: an account change that must log the user out (a new
-// password, a new token) does it in its own transaction.
-func EndUserLogins(ctx context.Context, tx *sql.Tx, userID string) (int64, error) {
+// user.
+func (s *SQLite) EndUserLogins(ctx context.Context, userID string) (int64, error) {
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		n, err = endUserLogins(ctx, tx, userID)
+		return err
+	})
+	return n, err
+}
+
+// endUserLogins is EndUserLogins inside tx, for an account change that
+// logs the user out in its own transaction.
+func endUserLogins(ctx context.Context, tx *sql.Tx, userID string) (int64, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM web_sessions WHERE user_id = ?`, userID)
 	if err != nil {
 		return 0, err
@@ -123,8 +114,8 @@ func EndUserLogins(ctx context.Context, tx *sql.Tx, userID string) (int64, error
 
 // AddLoginLink stores a one-time login link (by the hash of its secret)
 // for a user until expires, and drops the expired ones.
-func (s *Store) AddLoginLink(ctx context.Context, hash, userID string, created, expires time.Time) error {
-	return s.Tx(ctx, func(tx *sql.Tx) error {
+func (s *SQLite) AddLoginLink(ctx context.Context, hash, userID string, created, expires time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM login_links WHERE expires_at <= ?`, created.UnixNano()); err != nil {
 			return err
 		}
@@ -137,10 +128,10 @@ func (s *Store) AddLoginLink(ctx context.Context, hash, userID string, created, 
 // SpendLoginLink uses up a login link: valid or not, it is gone afterwards,
 // so a link works once at most. ErrNotFound when it does not exist, was
 // spent, has expired at now, or its user is gone.
-func (s *Store) SpendLoginLink(ctx context.Context, hash string, now time.Time) (UserRef, error) {
+func (s *SQLite) SpendLoginLink(ctx context.Context, hash string, now time.Time) (UserRef, error) {
 	var u UserRef
 	valid := false
-	err := s.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var expires int64
 		err := tx.QueryRowContext(ctx, `DELETE FROM login_links WHERE hash = ? RETURNING user_id, expires_at`, hash).Scan(&u.ID, &expires)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -167,15 +158,4 @@ func (s *Store) SpendLoginLink(ctx context.Context, hash string, now time.Time) 
 		return UserRef{}, ErrNotFound
 	}
 	return u, nil
-}
-
-// ForgetUser deletes, inside tx, what is kept under a user's name: their
-// push subscriptions and notification log. A user removed and then added
-// again under that name must not get the old one's browsers' pushes.
-func ForgetUser(ctx context.Context, tx *sql.Tx, name string) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM push_subscriptions WHERE user = ?`, name); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM notifications WHERE user = ?`, name)
-	return err
 }

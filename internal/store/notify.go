@@ -3,26 +3,16 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 )
 
-// PushSubscription is a browser's Web Push subscription.
-type PushSubscription struct {
-	Endpoint  string
-	P256dh    string
-	Auth      string
-	User      string
-	CreatedAt time.Time
-}
-
-// ErrOtherUser: the push endpoint is another user's subscription.
-var ErrOtherUser = errors.New("another user's push subscription")
+// The push subscriptions and notification log of SQLite (Push,
+// NotificationLog).
 
 // PutPushSubscription adds a subscription of p.User, or replaces that
 // user's own with the same endpoint. An endpoint another user holds is
 // neither taken over nor changed: ErrOtherUser.
-func (s *Store) PutPushSubscription(ctx context.Context, p PushSubscription) error {
+func (s *SQLite) PutPushSubscription(ctx context.Context, p PushSubscription) error {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO push_subscriptions (endpoint, p256dh, auth, user, created_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT(endpoint) DO UPDATE SET p256dh=excluded.p256dh, auth=excluded.auth
 		WHERE push_subscriptions.user = excluded.user`,
@@ -38,20 +28,20 @@ func (s *Store) PutPushSubscription(ctx context.Context, p PushSubscription) err
 
 // DeletePushSubscription removes a subscription, whoever's it is (the push
 // service said it is gone); a missing one is not an error.
-func (s *Store) DeletePushSubscription(ctx context.Context, endpoint string) error {
+func (s *SQLite) DeletePushSubscription(ctx context.Context, endpoint string) error {
 	_, err := s.db.ExecContext(ctx, "DELETE FROM push_subscriptions WHERE endpoint = ?", endpoint)
 	return err
 }
 
 // DeleteUserPushSubscription removes one of a user's subscriptions; another
 // user's, or a missing one, is left as it is and is not an error.
-func (s *Store) DeleteUserPushSubscription(ctx context.Context, user, endpoint string) error {
+func (s *SQLite) DeleteUserPushSubscription(ctx context.Context, user, endpoint string) error {
 	_, err := s.db.ExecContext(ctx, "DELETE FROM push_subscriptions WHERE endpoint = ? AND user = ?", endpoint, user)
 	return err
 }
 
 // PushSubscriptions lists a user's subscriptions.
-func (s *Store) PushSubscriptions(ctx context.Context, user string) ([]PushSubscription, error) {
+func (s *SQLite) PushSubscriptions(ctx context.Context, user string) ([]PushSubscription, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT endpoint, p256dh, auth, user, created_at FROM push_subscriptions WHERE user = ? ORDER BY created_at", user)
 	if err != nil {
 		return nil, err
@@ -70,39 +60,24 @@ func (s *Store) PushSubscriptions(ctx context.Context, user string) ([]PushSubsc
 	return out, rows.Err()
 }
 
-// Notification is one entry of the notification log.
-type Notification struct {
-	ID          int64     `json:"id"`
-	User        string    `json:"-"`
-	Time        time.Time `json:"time"`
-	Device      string    `json:"device,omitempty"`
-	SessionID   string    `json:"session_id"`
-	SessionName string    `json:"session_name"`
-	Reason      string    `json:"reason"`
-	Message     string    `json:"message,omitempty"`
-}
-
-// keepNotifications bounds the log.
-const keepNotifications = 1000
-
 // AddNotification appends to the log, dropping the oldest beyond the bound.
-func (s *Store) AddNotification(ctx context.Context, n Notification) (int64, error) {
+func (s *SQLite) AddNotification(ctx context.Context, n Notification) (int64, error) {
 	var id int64
-	err := s.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO notifications (user, time, device, session_id, session_name, reason, message)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, n.User, n.Time.UnixNano(), n.Device, n.SessionID, n.SessionName, n.Reason, n.Message)
 		if err != nil {
 			return err
 		}
 		id, _ = res.LastInsertId()
-		_, err = tx.ExecContext(ctx, "DELETE FROM notifications WHERE id <= ?", id-keepNotifications)
+		_, err = tx.ExecContext(ctx, "DELETE FROM notifications WHERE id <= ?", id-KeepNotifications)
 		return err
 	})
 	return id, err
 }
 
 // Notifications returns a user's newest entries first.
-func (s *Store) Notifications(ctx context.Context, user string, limit int) ([]Notification, error) {
+func (s *SQLite) Notifications(ctx context.Context, user string, limit int) ([]Notification, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, time, device, session_id, session_name, reason, message
 		FROM notifications WHERE user = ? ORDER BY id DESC LIMIT ?`, user, limit)
 	if err != nil {

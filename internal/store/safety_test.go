@@ -18,7 +18,7 @@ import (
 
 // fill writes n sessions with a state big enough that the table spans
 // many pages.
-func fill(t *testing.T, s *Store, n int) {
+func fill(t *testing.T, s *SQLite, n int) {
 	t.Helper()
 	now := time.Unix(1700000000, 0)
 	var rs []Session
@@ -344,6 +344,9 @@ func atVersion(t *testing.T, path string, v int) map[string]map[string]any {
 			if table == "sessions" && c == "state" {
 				val = `{"k":1}`
 			}
+			if table == "devices" && c == "revoked_at" {
+				val = nil // a live device (migration 6 drops revoked ones)
+			}
 			row[c] = val
 			cols, marks, args = append(cols, c), append(marks, "?"), append(args, val)
 		}
@@ -408,6 +411,46 @@ func TestMigrateFromEveryEarlierSchema(t *testing.T) {
 				t.Errorf("Inspect after migrating: %v", err)
 			}
 		})
+	}
+}
+
+// TestMigrationDropsRevokedDevices: a device an older corral revoked by
+// marking its row goes, with its cached sessions, as a revocation does
+// now; its name is free and its session ids are no one's.
+func TestMigrationDropsRevokedDevices(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "corral.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations[:5] {
+		if _, err := db.Exec(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		`PRAGMA user_version = 5`,
+		`INSERT INTO users (id, name, created_at) VALUES ('u1', 'alice', 1)`,
+		`INSERT INTO devices (id, name, owner, created_at, revoked_at) VALUES ('d1', 'old', 'alice', 1, 2), ('d2', 'live', 'alice', 1, NULL)`,
+		`INSERT INTO device_sessions (device_id, session_id, session) VALUES ('d1', 's1', '{}'), ('d2', 's2', '{}'), ('d2', 's1', '{}')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if l, _ := s.ListDevices(ctx, ""); len(l) != 1 || l[0].ID != "d2" {
+		t.Errorf("devices after migrating: %+v", l)
+	}
+	l, _ := s.LoadDeviceSessions(ctx)
+	if len(l) != 2 || l[0].DeviceID != "d2" || l[1].DeviceID != "d2" {
+		t.Errorf("device sessions after migrating: %+v", l)
 	}
 }
 

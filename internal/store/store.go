@@ -1,318 +1,302 @@
-// Package store keeps corral's persistent state in SQLite (the pure-Go
-// modernc.org/sqlite driver): sessions and their last known state, and small
-// key/value settings. Every write is one transaction; the database runs in
-// WAL mode, so a kill -9 at any moment loses no committed write.
+// Package store keeps corral's persistent state behind typed methods: the
+// agent's sessions, and everything a hub keeps about people (users,
+// devices, the devices' last known sessions, browser logins, push
+// subscriptions, the notification log, small settings). Nothing outside
+// this package writes SQL.
+//
+// Store is what a hub, the dashboard and the notifier use. It has two
+// implementations that one conformance suite (internal/store/storetest)
+// holds to the same behaviour: SQLite (this package, the default: one
+// file in the data directory, no service to run) and PostgreSQL
+// (internal/store/postgres, for a hub of several processes). Several
+// processes may use one database at once (the management commands beside
+// a running hub, or hub replicas on one PostgreSQL): no method keeps a
+// cache, and every method whose outcome another process could race
+// (enrolment, the claim of a session id, a login link's one use) decides
+// it in the database, in one statement or transaction.
+//
+// The agent's own sessions are SQLite's only (SQLite.PutSession and the
+// like): an agent keeps its data directory to itself.
 package store
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
 	"time"
-
-	_ "modernc.org/sqlite"
 )
 
-// ErrNotFound is returned for a missing row.
-var ErrNotFound = errors.New("not found")
+// Errors every implementation returns, to be tested with errors.Is; the
+// message around them says what was missing or taken.
+var (
+	// ErrNotFound: no such row (a user, a device, an unspent token...).
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a name, key or token another row holds.
+	ErrConflict = errors.New("conflict")
+	// ErrOtherUser: the push endpoint is another user's subscription.
+	ErrOtherUser = errors.New("another user's push subscription")
+)
 
-// Store is an open database.
-type Store struct {
-	db *sql.DB
+// Store is everything a hub keeps. Both implementations are safe for
+// concurrent use, by goroutines and by processes.
+type Store interface {
+	Users
+	Devices
+	DeviceSessions
+	Logins
+	Push
+	NotificationLog
+	KV
+	// Close releases the database.
+	Close() error
 }
 
-// migrations are applied in order; PRAGMA user_version records how many ran.
-// Append only: a released migration never changes.
-var migrations = []string{
-	`CREATE TABLE sessions (
-		id TEXT PRIMARY KEY,
-		name TEXT NOT NULL,
-		dir TEXT NOT NULL,
-		kind TEXT NOT NULL,
-		args TEXT NOT NULL DEFAULT '[]',
-		claude_session_id TEXT NOT NULL DEFAULT '',
-		status TEXT NOT NULL DEFAULT '',
-		state TEXT NOT NULL DEFAULT '{}',
-		created_at INTEGER NOT NULL,
-		updated_at INTEGER NOT NULL
-	);
-	CREATE TABLE kv (
-		key TEXT PRIMARY KEY,
-		value BLOB NOT NULL,
-		updated_at INTEGER NOT NULL
-	);`,
-	`CREATE TABLE push_subscriptions (
-		endpoint TEXT PRIMARY KEY,
-		p256dh TEXT NOT NULL,
-		auth TEXT NOT NULL,
-		user TEXT NOT NULL DEFAULT '',
-		created_at INTEGER NOT NULL
-	);
-	CREATE TABLE notifications (
-		id INTEGER PRIMARY KEY AUTOINCREMENT,
-		time INTEGER NOT NULL,
-		device TEXT NOT NULL DEFAULT '',
-		session_id TEXT NOT NULL,
-		session_name TEXT NOT NULL,
-		reason TEXT NOT NULL,
-		message TEXT NOT NULL DEFAULT ''
-	);`,
-	`ALTER TABLE notifications ADD COLUMN user TEXT NOT NULL DEFAULT '';
-	CREATE TABLE users (
-		name TEXT PRIMARY KEY,
-		password_hash BLOB,
-		token_hash TEXT UNIQUE,
-		created_at INTEGER NOT NULL
-	);
-	CREATE TABLE devices (
-		id TEXT PRIMARY KEY,
-		name TEXT NOT NULL,
-		owner TEXT NOT NULL,
-		token_hash TEXT UNIQUE,
-		created_at INTEGER NOT NULL,
-		revoked_at INTEGER,
-		hostname TEXT NOT NULL DEFAULT '',
-		last_seen INTEGER,
-		UNIQUE (owner, name)
-	);
-	CREATE TABLE device_sessions (
-		device_id TEXT NOT NULL,
-		session_id TEXT NOT NULL,
-		session TEXT NOT NULL,
-		PRIMARY KEY (device_id, session_id)
-	);`,
-	// Logins that can be taken back (docs/web-protocol.md): users get stable
-	// ids, so a new user under an old name is someone else; browser sessions
-	// and one-time login links live here, keyed by hashes of their secrets.
-	// The single-machine secrets of the kv table move into the users table
-	// (internal/hub.LocalAccounts); the cookie key and generation go.
-	`ALTER TABLE users ADD COLUMN id TEXT;
-	UPDATE users SET id = lower(hex(randomblob(16)));
-	CREATE UNIQUE INDEX users_id ON users (id);
-	CREATE TABLE web_sessions (
-		id TEXT PRIMARY KEY,
-		secret_hash TEXT NOT NULL UNIQUE,
-		user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-		created_at INTEGER NOT NULL,
-		last_seen INTEGER NOT NULL,
-		expires_at INTEGER NOT NULL,
-		user_agent TEXT NOT NULL DEFAULT '',
-		address TEXT NOT NULL DEFAULT ''
-	);
-	CREATE INDEX web_sessions_user ON web_sessions (user_id);
-	CREATE TABLE login_links (
-		hash TEXT PRIMARY KEY,
-		user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-		created_at INTEGER NOT NULL,
-		expires_at INTEGER NOT NULL
-	);
-	DELETE FROM kv WHERE key IN ('web.cookie_key', 'web.generation');`,
-	// Devices prove an Ed25519 key (internal/devicekey). public_key is
-	// bound on first use of a one-time enrolment token (kept hashed, with
-	// its expiry). A device from before keeps its row, name and cached
-	// sessions, but its old token_hash no longer lets it in: it enrols
-	// again (docs/hub.md, "Upgrading from device tokens").
-	`ALTER TABLE devices ADD COLUMN public_key TEXT;
-	ALTER TABLE devices ADD COLUMN enroll_hash TEXT;
-	ALTER TABLE devices ADD COLUMN enroll_expires INTEGER;
-	ALTER TABLE devices ADD COLUMN enrolled_at INTEGER;
-	CREATE UNIQUE INDEX devices_public_key ON devices (public_key);
-	CREATE UNIQUE INDEX devices_enroll_hash ON devices (enroll_hash);`,
-}
-
-// Open opens (creating if needed) the database at path with mode 0600,
-// checks it (PRAGMA quick_check: a damaged file is a *CorruptError that
-// says the way out) and migrates it to the current schema.
-func Open(path string) (*Store, error) {
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	} else {
-		f.Close()
-	}
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	// One connection: SQLite serialises writers anyway, and one connection
-	// keeps transactions simple and the memory small.
-	db.SetMaxOpenConns(1)
-	s := &Store{db: db}
-	// A damaged file is refused before anything writes to it (safety.go).
-	if err := quickCheck(context.Background(), db, path); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.migrate(context.Background()); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
-
-// DB exposes the handle to packages that keep their own tables (the hub).
-func (s *Store) DB() *sql.DB { return s.db }
-
-func (s *Store) migrate(ctx context.Context) error {
-	var v int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("database version: %w", err)
-	}
-	if v > len(migrations) {
-		return fmt.Errorf("database is from a newer corral (schema %d, this build knows %d): run that corral, or restore a backup this one made (corral restore FILE)", v, len(migrations))
-	}
-	for i := v; i < len(migrations); i++ {
-		err := s.Tx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1))
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("database migration %d: %w", i+1, err)
-		}
-	}
-	return nil
-}
-
-// Tx runs fn in a transaction, committing if it returns nil.
-func (s *Store) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
-
-// Session is one session's row.
-type Session struct {
-	ID              string
-	Name            string
-	Dir             string
-	Kind            string
-	Args            []string
-	ClaudeSessionID string
-	Status          string
-	// State is the agent's own serialisation of everything else it wants
-	// back after a restart.
-	State     json.RawMessage
+// User is a person with an account: a hub's user, or the one user of a
+// single machine's `corral serve`.
+type User struct {
+	// ID is stable and never reused: what browser sessions and login
+	// links belong to, so a new user under an old name inherits nothing.
+	ID   string
+	Name string
+	// PasswordHash is a bcrypt hash, empty for token login only.
+	PasswordHash []byte
+	// TokenHash is the SHA-256 of the user's API token ("" for none).
+	TokenHash string
 	CreatedAt time.Time
-	UpdatedAt time.Time
 }
 
-// PutSession inserts or replaces a session.
-func (s *Store) PutSession(ctx context.Context, r Session) error {
-	return s.PutSessions(ctx, []Session{r})
+// UserRef names a user by their stable id (never reused) and their current
+// name (which a new user may take after the old one is removed).
+type UserRef struct {
+	ID   string
+	Name string
 }
 
-// PutSessions writes several sessions in one transaction.
-func (s *Store) PutSessions(ctx context.Context, rs []Session) error {
-	return s.Tx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO sessions
-			(id, name, dir, kind, args, claude_session_id, status, state, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(id) DO UPDATE SET name=excluded.name, dir=excluded.dir, kind=excluded.kind,
-			args=excluded.args, claude_session_id=excluded.claude_session_id, status=excluded.status,
-			state=excluded.state, updated_at=excluded.updated_at`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for _, r := range rs {
-			args, err := json.Marshal(r.Args)
-			if err != nil {
-				return err
-			}
-			state := r.State
-			if len(state) == 0 {
-				state = json.RawMessage("{}")
-			}
-			if _, err := stmt.ExecContext(ctx, r.ID, r.Name, r.Dir, r.Kind, string(args), r.ClaudeSessionID,
-				r.Status, string(state), r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano()); err != nil {
-				return fmt.Errorf("session %s: %w", r.ID, err)
-			}
-		}
-		return nil
-	})
+// Users are the people of a hub.
+type Users interface {
+	// AddUser stores a new user; ErrConflict when the name (or the token
+	// hash) is taken.
+	AddUser(ctx context.Context, u User) error
+	// SoleUser makes sure u.Name exists and is the only user (adding u if
+	// it does not exist) and returns it: the one account of a single
+	// machine. ErrConflict when another user exists: the database is a
+	// hub's.
+	SoleUser(ctx context.Context, u User) (User, error)
+	// UserByName finds a user; ErrNotFound.
+	UserByName(ctx context.Context, name string) (User, error)
+	// UserByTokenHash finds the user of an API token's hash; ErrNotFound.
+	UserByTokenHash(ctx context.Context, hash string) (UserRef, error)
+	// ListUsers lists the users by name.
+	ListUsers(ctx context.Context) ([]User, error)
+	// HasPassword tells whether the user name has a password; "" asks
+	// whether any user has one.
+	HasPassword(ctx context.Context, name string) (bool, error)
+	// SetPasswordHash replaces a user's password hash (nil: none), and
+	// SetTokenHash their API token's; both end the user's browser
+	// sessions and login links in the same transaction, since a new
+	// secret takes back every login made with the old one. ErrNotFound;
+	// ErrConflict when the token hash is another user's.
+	SetPasswordHash(ctx context.Context, name string, hash []byte) error
+	SetTokenHash(ctx context.Context, name, hash string) error
+	// RemoveUser deletes a user and everything kept for them, in one
+	// transaction: browser sessions, login links, devices and their
+	// sessions, push subscriptions, the notification log, and the kv
+	// keys given (settings kept under the user's name). ErrNotFound.
+	RemoveUser(ctx context.Context, name string, keys ...string) error
 }
 
-// DeleteSession removes a session; a missing one is not an error.
-func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	_, err := s.db.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
-	return err
+// Device is a machine allowed to connect to a hub.
+type Device struct {
+	ID        string
+	Name      string // unique per owner
+	Owner     string // the user's name
+	CreatedAt time.Time
+	Hostname  string    // as it said when it last connected
+	LastSeen  time.Time // zero: never connected
+	// PublicKey is the key the device proved at enrolment, as the link
+	// carries it; "" until it enrols.
+	PublicKey  string
+	EnrolledAt time.Time
+	// EnrollExpires is when its unspent enrolment token stops working
+	// (zero: it has none).
+	EnrollExpires time.Time
 }
 
-// Sessions returns every session, oldest first.
-func (s *Store) Sessions(ctx context.Context) ([]Session, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, dir, kind, args, claude_session_id, status, state,
-		created_at, updated_at FROM sessions ORDER BY created_at, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Session
-	for rows.Next() {
-		var r Session
-		var args, state string
-		var created, updated int64
-		if err := rows.Scan(&r.ID, &r.Name, &r.Dir, &r.Kind, &args, &r.ClaudeSessionID, &r.Status, &state, &created, &updated); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(args), &r.Args); err != nil {
-			return nil, fmt.Errorf("session %s args: %w", r.ID, err)
-		}
-		r.State = json.RawMessage(state)
-		r.CreatedAt, r.UpdatedAt = time.Unix(0, created), time.Unix(0, updated)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+// Devices are the machines of a hub's users. Tokens are given and looked
+// up by their hashes only.
+type Devices interface {
+	// AddDevice stores a new device with an enrolment token's hash, good
+	// until d.EnrollExpires. ErrNotFound when d.Owner is no user;
+	// ErrConflict when the owner has a device of that name.
+	AddDevice(ctx context.Context, d Device, enrollHash string) error
+	// Device, DeviceByName, DeviceByKey find a device; ErrNotFound.
+	Device(ctx context.Context, id string) (Device, error)
+	DeviceByName(ctx context.Context, owner, name string) (Device, error)
+	DeviceByKey(ctx context.Context, publicKey string) (Device, error)
+	// DeviceByEnrollHash finds the device of an enrolment token that is
+	// unspent and unexpired at now; ErrNotFound.
+	DeviceByEnrollHash(ctx context.Context, hash string, now time.Time) (Device, error)
+	// DeviceByLegacyHash finds the device of a device token of link
+	// protocol 1 (which no longer lets anyone in); ErrNotFound.
+	DeviceByLegacyHash(ctx context.Context, hash string) (Device, error)
+	// ListDevices lists a user's devices ("" for everyone's), by owner and
+	// name.
+	ListDevices(ctx context.Context, owner string) ([]Device, error)
+	// SetEnrollment gives a device a new enrolment token's hash, good
+	// until expires, replacing an unspent one; ErrNotFound.
+	SetEnrollment(ctx context.Context, id, hash string, expires time.Time) error
+	// BindKey spends an enrolment token: publicKey becomes the device's
+	// key, only while the token is unspent and unexpired at now, in one
+	// statement, so of two connections racing with one token (to one hub
+	// or to two) exactly one wins. ErrNotFound when the token is spent,
+	// expired or not the device's; ErrConflict when the key is another
+	// device's.
+	BindKey(ctx context.Context, id, enrollHash, publicKey string, now time.Time) error
+	// RemoveDevice deletes a device and its cached sessions; ErrNotFound.
+	RemoveDevice(ctx context.Context, id string) error
+	// DeviceSeen records that a device connected at at, from hostname.
+	DeviceSeen(ctx context.Context, id, hostname string, at time.Time) error
 }
 
-// Get reads a key; ErrNotFound if it is not set.
-func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	var v []byte
-	err := s.db.QueryRowContext(ctx, "SELECT value FROM kv WHERE key = ?", key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	return v, err
+// DeviceSession is a hub's copy of one session of a device, kept for when
+// the device is offline or the hub restarts. Data is the session as the
+// hub encodes it (JSON); the store does not read it.
+type DeviceSession struct {
+	DeviceID  string
+	SessionID string
+	Data      []byte
 }
 
-// Set writes a key.
-func (s *Store) Set(ctx context.Context, key string, value []byte) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT(key) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at`,
-		key, value, time.Now().UnixNano())
-	return err
+// DeviceSessionChange is what changed of one device's sessions: with
+// Replace, its earlier rows go first (a full sync); then Delete goes, and
+// Put is written.
+type DeviceSessionChange struct {
+	DeviceID string
+	Replace  bool
+	Delete   []string
+	Put      []DeviceSession
 }
 
-// SetIfAbsent writes a key unless it exists and returns the stored value
-// (used for secrets made once on first run).
-func (s *Store) SetIfAbsent(ctx context.Context, key string, value []byte) ([]byte, error) {
-	var out []byte
-	err := s.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)
-			ON CONFLICT(key) DO NOTHING`, key, value, time.Now().UnixNano()); err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, "SELECT value FROM kv WHERE key = ?", key).Scan(&out)
-	})
-	return out, err
+// DeviceSessions are the hub's copies of its devices' sessions. A session
+// id belongs to one device at a time: a device naming another's session
+// must neither take it over nor unlist it.
+type DeviceSessions interface {
+	// SaveDeviceSessions applies changes in one transaction, every
+	// deletion before any write, so an id one device gives up in a batch
+	// can be taken by another in the same batch. A Put whose session id
+	// another device holds is not written and is returned in refused (the
+	// claim is decided in the database, so two hubs racing for one id get
+	// one winner); an id held by a device that no longer exists is free.
+	SaveDeviceSessions(ctx context.Context, changes []DeviceSessionChange) (refused []DeviceSession, err error)
+	// LoadDeviceSessions returns every device's sessions.
+	LoadDeviceSessions(ctx context.Context) ([]DeviceSession, error)
 }
 
-// Delete removes a key.
-func (s *Store) Delete(ctx context.Context, key string) error {
-	_, err := s.db.ExecContext(ctx, "DELETE FROM kv WHERE key = ?", key)
-	return err
+// WebSession is a browser's login. The cookie holds a random secret; the
+// database holds only its hash, and a public id to list and revoke it by.
+type WebSession struct {
+	ID        string    `json:"id"`
+	UserID    string    `json:"-"`
+	User      string    `json:"user"`
+	CreatedAt time.Time `json:"created_at"`
+	LastSeen  time.Time `json:"last_seen"`
+	ExpiresAt time.Time `json:"expires_at"` // absolute; the idle limit is the caller's
+	UserAgent string    `json:"user_agent,omitempty"`
+	Address   string    `json:"address,omitempty"`
+}
+
+// Logins are browser sessions and one-time login links.
+type Logins interface {
+	// AddWebSession stores a new browser session (secretHash: the hash of
+	// the cookie's secret). It drops the user's expired sessions, and the
+	// oldest beyond keep, so a user's list stays bounded. An error for a
+	// user id that does not exist.
+	AddWebSession(ctx context.Context, ws WebSession, secretHash string, keep int) error
+	// WebSessionBySecret finds the session of a cookie's secret hash, with
+	// its user's current name; ErrNotFound when there is none (ended, or
+	// its user removed).
+	WebSessionBySecret(ctx context.Context, secretHash string) (WebSession, error)
+	// TouchWebSession records that a session was used at at.
+	TouchWebSession(ctx context.Context, id string, at time.Time) error
+	// WebSessions lists a user's browser sessions, most recently used
+	// first.
+	WebSessions(ctx context.Context, userID string) ([]WebSession, error)
+	// EndWebSession ends one of a user's sessions; ErrNotFound if the user
+	// has no session with that id.
+	EndWebSession(ctx context.Context, userID, id string) error
+	// EndUserLogins ends every browser session and unspent login link of
+	// a user and returns how many sessions there were.
+	EndUserLogins(ctx context.Context, userID string) (int64, error)
+	// AddLoginLink stores a one-time login link (by the hash of its
+	// secret) for a user until expires, and drops the expired ones.
+	AddLoginLink(ctx context.Context, hash, userID string, created, expires time.Time) error
+	// SpendLoginLink uses up a login link: valid or not, it is gone
+	// afterwards, so a link works once at most, however many hubs it is
+	// brought to at once. ErrNotFound when it does not exist, was spent,
+	// has expired at now, or its user is gone.
+	SpendLoginLink(ctx context.Context, hash string, now time.Time) (UserRef, error)
+}
+
+// PushSubscription is a browser's Web Push subscription.
+type PushSubscription struct {
+	Endpoint  string
+	P256dh    string
+	Auth      string
+	User      string
+	CreatedAt time.Time
+}
+
+// Push are the browsers' Web Push subscriptions.
+type Push interface {
+	// PutPushSubscription adds a subscription of p.User, or replaces that
+	// user's own with the same endpoint. An endpoint another user holds is
+	// neither taken over nor changed: ErrOtherUser.
+	PutPushSubscription(ctx context.Context, p PushSubscription) error
+	// DeletePushSubscription removes a subscription, whoever's it is (the
+	// push service said it is gone); a missing one is not an error.
+	DeletePushSubscription(ctx context.Context, endpoint string) error
+	// DeleteUserPushSubscription removes one of a user's subscriptions;
+	// another user's, or a missing one, is left as it is and is not an
+	// error.
+	DeleteUserPushSubscription(ctx context.Context, user, endpoint string) error
+	// PushSubscriptions lists a user's subscriptions, oldest first.
+	PushSubscriptions(ctx context.Context, user string) ([]PushSubscription, error)
+}
+
+// Notification is one entry of the notification log.
+type Notification struct {
+	ID          int64     `json:"id"`
+	User        string    `json:"-"`
+	Time        time.Time `json:"time"`
+	Device      string    `json:"device,omitempty"`
+	SessionID   string    `json:"session_id"`
+	SessionName string    `json:"session_name"`
+	Reason      string    `json:"reason"`
+	Message     string    `json:"message,omitempty"`
+}
+
+// KeepNotifications bounds the notification log.
+const KeepNotifications = 1000
+
+// NotificationLog is what was notified, newest kept.
+type NotificationLog interface {
+	// AddNotification appends to the log and returns the entry's id
+	// (increasing), dropping the oldest beyond KeepNotifications.
+	AddNotification(ctx context.Context, n Notification) (int64, error)
+	// Notifications returns a user's newest entries first.
+	Notifications(ctx context.Context, user string, limit int) ([]Notification, error)
+}
+
+// KV are small settings and secrets by key.
+type KV interface {
+	// Get reads a key; ErrNotFound if it is not set.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// Set writes a key.
+	Set(ctx context.Context, key string, value []byte) error
+	// SetIfAbsent writes each key of values that is not set, in one
+	// transaction, and returns what is stored under every key: a secret
+	// made on first run is made once, and values made together (a key
+	// pair) stay together when two processes make them at once.
+	SetIfAbsent(ctx context.Context, values map[string][]byte) (map[string][]byte, error)
+	// Delete removes a key; a missing one is not an error.
+	Delete(ctx context.Context, key string) error
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -62,38 +61,6 @@ func TestSessionsRoundTrip(t *testing.T) {
 	}
 }
 
-func TestKV(t *testing.T) {
-	ctx := context.Background()
-	s, err := Open(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Get(ctx, "k"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("err %v", err)
-	}
-	v, err := s.SetIfAbsent(ctx, "token", []byte("first"))
-	if err != nil || string(v) != "first" {
-		t.Fatal(v, err)
-	}
-	v, err = s.SetIfAbsent(ctx, "token", []byte("second"))
-	if err != nil || string(v) != "first" {
-		t.Fatalf("SetIfAbsent overwrote: %q %v", v, err)
-	}
-	if err := s.Set(ctx, "token", []byte("third")); err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := s.Get(ctx, "token"); string(v) != "third" {
-		t.Fatalf("got %q", v)
-	}
-	if err := s.Delete(ctx, "token"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Get(ctx, "token"); !errors.Is(err, ErrNotFound) {
-		t.Fatal(err)
-	}
-}
-
 func TestNewerSchemaRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.db")
 	s, err := Open(path)
@@ -114,44 +81,5 @@ func TestGarbageFileIsAClearError(t *testing.T) {
 	os.WriteFile(path, []byte("this is not a database, just some text that is long enough to matter......"), 0o600)
 	if _, err := Open(path); err == nil {
 		t.Fatal("opened garbage")
-	}
-}
-
-func TestPushAndNotifications(t *testing.T) {
-	ctx := context.Background()
-	s, err := Open(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	p := PushSubscription{Endpoint: "https://push.example/1", P256dh: "k", Auth: "a", CreatedAt: time.Unix(5, 0)}
-	if err := s.PutPushSubscription(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	p.Auth = "b"
-	if err := s.PutPushSubscription(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	subs, err := s.PushSubscriptions(ctx, "")
-	if err != nil || len(subs) != 1 || subs[0].Auth != "b" {
-		t.Fatalf("subs %+v %v", subs, err)
-	}
-	if err := s.DeletePushSubscription(ctx, p.Endpoint); err != nil {
-		t.Fatal(err)
-	}
-	if subs, _ := s.PushSubscriptions(ctx, ""); len(subs) != 0 {
-		t.Fatalf("after delete %+v", subs)
-	}
-	for i := range keepNotifications + 5 {
-		if _, err := s.AddNotification(ctx, Notification{Time: time.Unix(int64(i), 0), SessionID: "s", SessionName: "n", Reason: "review"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ns, err := s.Notifications(ctx, "", 2000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ns) != keepNotifications || ns[0].Time.Unix() != keepNotifications+4 {
-		t.Fatalf("%d notifications, newest %v", len(ns), ns[0].Time)
 	}
 }

@@ -89,7 +89,7 @@ type Limit struct {
 // Auth checks who is calling: a browser with a session cookie, or a script
 // with an API token as a bearer token.
 type Auth struct {
-	store    *store.Store
+	store    store.Logins
 	accounts Accounts
 	o        AuthOptions
 
@@ -99,7 +99,7 @@ type Auth struct {
 }
 
 // NewAuth checks credentials against accounts, with browser sessions in st.
-func NewAuth(st *store.Store, accounts Accounts, o AuthOptions) *Auth {
+func NewAuth(st store.Logins, accounts Accounts, o AuthOptions) *Auth {
 	if o.Recheck <= 0 {
 		o.Recheck = 5 * time.Second
 	}

@@ -61,7 +61,7 @@ func (c *clock) add(d time.Duration) {
 // of corral serve, and no machine behind it.
 type authFixture struct {
 	srv  *httptest.Server
-	st   *store.Store
+	st   *store.SQLite
 	acc  *hub.Accounts
 	auth *web.Auth
 }

@@ -31,7 +31,7 @@ import (
 // Options configure the server.
 type Options struct {
 	Logger   *slog.Logger
-	Store    *store.Store
+	Store    store.NotificationLog
 	Notifier *notify.Notifier
 	Auth     *Auth
 	// Loopback: the server listens on loopback only, so Host must name a

@@ -35,7 +35,7 @@ type fixture struct {
 	srv   *httptest.Server
 	ag    *agent.Agent
 	auth  *web.Auth
-	st    *store.Store
+	st    *store.SQLite
 	acc   *hub.Accounts
 	token string // the API token
 }

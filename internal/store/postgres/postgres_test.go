@@ -1,0 +1,45 @@
+package postgres_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/store/postgres"
+	"github.com/corral-dev/corral/internal/store/storetest"
+	"github.com/corral-dev/corral/internal/testkit/pgtest"
+)
+
+// pg is the package's PostgreSQL, started by the first test that needs it.
+var pg pgtest.Shared
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pg.Stop()
+	os.Exit(code)
+}
+
+// TestConformance holds PostgreSQL to the behaviour every store has
+// (internal/store/storetest), on a real server.
+func TestConformance(t *testing.T) {
+	pg.Server(t) // skip before the subtests when there is none
+	storetest.Run(t, func(t *testing.T) storetest.DB {
+		url := pg.Database(t)
+		return storetest.DB{
+			Open: func(ctx context.Context) (store.Store, error) { return postgres.Open(ctx, url) },
+			SetSchema: func(ctx context.Context, v int) error {
+				c, err := pgx.Connect(ctx, url)
+				if err != nil {
+					return err
+				}
+				defer c.Close(ctx)
+				_, err = c.Exec(ctx, `UPDATE corral_schema SET version = $1`, v)
+				return err
+			},
+			Schema: postgres.Schema(),
+		}
+	})
+}
