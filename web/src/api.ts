@@ -125,8 +125,9 @@ export const api = {
   create: (body: CreateRequest) => request<Session>('POST', '/api/v1/sessions', body),
   rename: (id: string, name: string) => request<Session>('PATCH', S(id), { name }),
   kill: (id: string) => request<void>('DELETE', S(id)),
-  input: (id: string, text: string, enter: boolean) =>
-    request<void>('POST', S(id) + '/input', { text, enter }),
+  /** Refused while a dialog is open (dialog_open), over a draft typed elsewhere (draft_present, unless clearDraft), or when the screen is unclear (screen_unclear). */
+  input: (id: string, text: string, enter: boolean, clearDraft = false) =>
+    request<void>('POST', S(id) + '/input', clearDraft ? { text, enter, clear_draft: true } : { text, enter }),
   keys: (id: string, keys: string[]) => request<void>('POST', S(id) + '/keys', { keys }),
   answer: (id: string, req: AnswerRequest) => request<{ answered: string }>('POST', S(id) + '/answer', req),
   restart: (id: string, resume: boolean) => request<Session>('POST', S(id) + '/restart', { resume }),

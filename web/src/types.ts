@@ -52,6 +52,7 @@ export interface Waiting {
   options?: Option[] | null;
   multi_select?: boolean;
   questions?: Question[] | null;
+  /** The question on the screen now; -1: the final "Submit answers" step. Omitted: 0. */
   current?: number;
   plan?: string;
   /** What the dialog asks, in a few words. */
@@ -64,6 +65,22 @@ export interface AnswerRequest {
   options?: number[];
   choice?: 'yes' | 'no' | 'always';
   text?: string;
+}
+
+/** A subagent (the Agent tool) that a session runs now. */
+export interface Subagent {
+  description?: string;
+  type?: string;
+  /** Started with run_in_background. */
+  background?: boolean;
+}
+
+/** A session's TodoWrite progress. */
+export interface Todos {
+  done: number;
+  total: number;
+  /** The item in progress. */
+  current?: string;
 }
 
 export interface Usage {
@@ -96,6 +113,8 @@ export interface Session {
   last_message?: string;
   last_prompt?: string;
   usage?: Usage;
+  subagents?: Subagent[] | null;
+  todos?: Todos | null;
   claude_pid?: number;
   transcript_path?: string;
   args?: string[];
@@ -137,6 +156,11 @@ export interface Resumable {
   last_activity: string;
   size: number;
   path: string;
+  /** The corral session running this conversation now (resuming it is refused: conversation_running). */
+  running_in?: string;
+  running_name?: string;
+  /** A live Claude runs it, in corral or not. */
+  running?: boolean;
 }
 
 export interface FileEdit {

@@ -1,0 +1,329 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/testkit/testio"
+)
+
+// The browser tests of dialogs: the needs-input card answers each kind, the
+// prompt box never types into a dialog, an exited session restarts. Real
+// Chromium, real corral serve, real claude; only the model is fake.
+
+const (
+	desktopW, desktopH = 1440, 900
+	phoneW, phoneH     = 390, 844
+)
+
+func desktop() chromedp.Action[chromedp.Void] {
+	return chromedp.EmulateViewport(desktopW, desktopH)
+}
+
+func phone() chromedp.Action[chromedp.Void] {
+	return chromedp.EmulateViewport(phoneW, phoneH, chromedp.EmulateScale(2), chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch)
+}
+
+// card is what the needs-input card of the open session shows.
+type card struct {
+	Dialog   string   `json:"dialog"`
+	Kind     string   `json:"kind"`
+	Title    string   `json:"title"`
+	Text     string   `json:"text"`
+	Options  []string `json:"options"`
+	Disabled bool     `json:"disabled"`
+	// Focused is the data-option of the focused element inside the card.
+	Focused string `json:"focused"`
+	// Overflow: the card is wider than the window (a phone must not scroll sideways).
+	Overflow bool    `json:"overflow"`
+	Right    float64 `json:"right"`
+	MinH     float64 `json:"min_h"`
+	Announce string  `json:"announce"`
+}
+
+const cardJS = `(() => {
+  const c = document.querySelector('[data-testid="needs-input-card"]');
+  if (!c) return "";
+  const btns = [...c.querySelectorAll('[data-answer]')];
+  const a = document.activeElement;
+  const r = c.getBoundingClientRect();
+  const ann = document.querySelector('[data-testid="needs-announce"]');
+  return JSON.stringify({
+    dialog: c.getAttribute('data-dialog-id') || '',
+    kind: c.getAttribute('data-kind') || '',
+    title: (c.querySelector('[data-testid="needs-title"]') || {}).textContent || '',
+    text: c.innerText,
+    options: [...c.querySelectorAll('[data-option]')].map(b => b.getAttribute('data-option') + ' ' + (b.getAttribute('aria-label') || b.innerText)),
+    disabled: btns.length > 0 && btns.every(b => b.disabled),
+    focused: a && c.contains(a) ? (a.closest('[data-option]') || a).getAttribute('data-option') || a.tagName : '',
+    overflow: c.scrollWidth > c.clientWidth + 1 || r.right > window.innerWidth + 1,
+    right: r.right,
+    min_h: Math.min(...btns.map(b => b.getBoundingClientRect().height)),
+    announce: ann ? ann.textContent : '',
+  });
+})()`
+
+// waitCard waits until the card shows the dialog (by id) with its options
+// enabled, and returns it.
+func waitCard(t *testing.T, ctx context.Context, dialog string, d time.Duration) card {
+	t.Helper()
+	var c card
+	deadline := time.Now().Add(d)
+	for {
+		raw := get(t, ctx, 5*time.Second, "the card", chromedp.Evaluate[string](cardJS))
+		c = card{}
+		if raw != "" {
+			if err := json.Unmarshal([]byte(raw), &c); err != nil {
+				t.Fatal(err)
+			}
+			if c.Dialog == dialog && !c.Disabled && len(c.Options) > 0 {
+				return c
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the card never showed dialog %s ready: %+v", dialog, c)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// promptBox is the state of the open session's prompt box.
+type promptBox struct {
+	Mode     string `json:"mode"`
+	Disabled bool   `json:"disabled"`
+	Value    string `json:"value"`
+	Reason   string `json:"reason"`
+	Label    string `json:"label"`
+}
+
+func readPromptBox(t *testing.T, ctx context.Context) promptBox {
+	t.Helper()
+	const js = `(() => {
+  const f = document.querySelector('[data-testid="prompt-form"]');
+  const ta = document.querySelector('[data-testid="prompt-box"]');
+  const r = document.querySelector('[data-testid="prompt-reason"]');
+  const l = document.querySelector('[data-testid="prompt-answer-label"]');
+  return JSON.stringify({mode: f ? f.getAttribute('data-mode') : '', disabled: !!(ta && ta.disabled), value: ta ? ta.value : '',
+    reason: r ? r.textContent : '', label: l ? l.textContent : ''});
+})()`
+	var p promptBox
+	if err := json.Unmarshal([]byte(get(t, ctx, 5*time.Second, "the prompt box", chromedp.Evaluate[string](js))), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// clickOption clicks the card's option number n.
+func clickOption(t *testing.T, ctx context.Context, n int) {
+	t.Helper()
+	sel := fmt.Sprintf(`[data-testid="needs-input-card"] button[data-option="%d"]`, n)
+	within(t, ctx, 10*time.Second, fmt.Sprintf("click option %d", n), chromedp.WaitEnabled(css(sel)), chromedp.Click(css(sel)))
+}
+
+// optionNumber finds the option whose label starts with prefix.
+func optionNumber(t *testing.T, w *api.Waiting, prefix string) int {
+	t.Helper()
+	for _, o := range w.Options {
+		if strings.HasPrefix(o.Label, prefix) {
+			return o.Number
+		}
+	}
+	t.Fatalf("no option %q in %+v", prefix, w.Options)
+	return 0
+}
+
+func saveShot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("CORRAL_ARTIFACTS")
+	if dir == "" {
+		return
+	}
+	shot := get(t, ctx, 10*time.Second, "screenshot", chromedp.CaptureScreenshot())
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644)
+}
+
+// stillWaiting checks that the session still waits on the same dialog, its
+// screen unchanged and the tool's file absent.
+func stillWaiting(t *testing.T, h *harness, id, dialog, screen, made, after string) {
+	t.Helper()
+	s := h.lsOne(id)
+	if s.Status != api.StatusNeedsInput || s.WaitingFor == nil || s.WaitingFor.DialogID != dialog {
+		t.Fatalf("after %s the dialog is gone: %s %+v", after, s.Status, s.WaitingFor)
+	}
+	if got := h.screen(id); got != screen {
+		t.Errorf("the screen changed after %s:\nbefore:\n%s\nafter:\n%s", after, screen, got)
+	}
+	if _, err := os.Stat(made); err == nil {
+		t.Fatalf("the tool ran after %s", after)
+	}
+}
+
+// TestBrowserDialogs: one corral serve, one browser.
+//   - A permission prompt: the card says what it asks; the prompt box is
+//     disabled (or is the "tell Claude" answer, where Claude offers it), and
+//     typing there reaches nothing; the Yes button answers.
+//   - On a phone: the card fits, the focus stays put, No answers.
+//   - An exited session restarts from its Restart button.
+//   - A folder Claude does not trust: its trust dialog is answered with a
+//     button, then the session is idle.
+func TestBrowserDialogs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{})
+	made := filepath.Join(h.proj, "created_by_tool")
+	// The untrusted folder's session starts now: its dialog waits for as
+	// long as it takes.
+	untrusted := testio.TempDir(t, "corral-untrusted-")
+	trustID := strings.TrimSpace(h.corral("new", "--dir", untrusted, "--name", "untrusted"))
+	id := h.newSession("--name", "perm")
+	ctx := browser(t)
+
+	within(t, ctx, 30*time.Second, "open the session's timeline",
+		desktop(),
+		chromedp.Navigate(h.webURL()+"#/s/"+id+"/timeline"),
+		chromedp.WaitVisible(css(`[data-testid="prompt-box"]`)),
+		chromedp.SendKeys(css(`[data-testid="prompt-box"]`), "RUNTOOL from the browser"),
+		chromedp.SendKeys(css(`[data-testid="prompt-box"]`), "\r"),
+	)
+	s := h.waitDialog(id, api.DialogPermission, 30*time.Second)
+	w := s.WaitingFor
+	c := waitCard(t, ctx, w.DialogID, 20*time.Second)
+	if c.Title != w.Summary || !strings.HasPrefix(c.Title, "Allow Bash: touch") {
+		t.Errorf("card title %q, summary %q", c.Title, w.Summary)
+	}
+	if strings.Contains(c.Text, "AskUserQuestion") || !strings.Contains(c.Text, "created_by_tool") {
+		t.Errorf("card text: %q", c.Text)
+	}
+	if !strings.Contains(c.Announce, "perm needs input: "+w.Summary) {
+		t.Errorf("announced %q", c.Announce)
+	}
+	row := get(t, ctx, 5*time.Second, "row", chromedp.Text(css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, id))))
+	if !strings.Contains(row, w.Summary) {
+		t.Errorf("the sidebar row does not say %q: %q", w.Summary, row)
+	}
+	tabTitle := get(t, ctx, 5*time.Second, "title", chromedp.Title())
+	if !strings.Contains(tabTitle, w.Summary) {
+		t.Errorf("tab title %q lacks %q", tabTitle, w.Summary)
+	}
+	// The person was typing a moment ago: the focus moves to the first
+	// option only once they pause.
+	waitFor(t, 10*time.Second, "the focus on the first option", func() bool {
+		return waitCard(t, ctx, w.DialogID, 5*time.Second).Focused == "1"
+	})
+	saveShot(t, ctx, "dialog-permission-desktop")
+
+	before := h.screen(id)
+	pb := readPromptBox(t, ctx)
+	var feedback *api.Option
+	for i, o := range w.Options {
+		if o.Text {
+			feedback = &w.Options[i]
+		}
+	}
+	t.Logf("permission options %+v; prompt box %+v", w.Options, pb)
+	if feedback == nil {
+		// No text answer offered: the box is disabled and says why.
+		if pb.Mode != "blocked" || !pb.Disabled || !strings.Contains(pb.Reason, "Answer the dialog above, or press Esc") {
+			t.Fatalf("prompt box during a permission prompt: %+v", pb)
+		}
+		// A person clicks into it and types, then Enter: nothing reaches
+		// the session (the focus is not left on an option either).
+		within(t, ctx, 10*time.Second, "type into the disabled prompt box",
+			chromedp.Click(css(`[data-testid="prompt-box"]`)),
+			typeText("1"),
+			chromedp.KeyEvent("\r"),
+		)
+		if got := readPromptBox(t, ctx); got.Value != "" {
+			t.Errorf("the disabled prompt box took text: %+v", got)
+		}
+		stillWaiting(t, h, id, w.DialogID, before, made, "typing into the prompt box")
+	} else {
+		// The box is the dialog's "tell Claude" answer, labelled so.
+		if pb.Mode != "feedback" || pb.Disabled || !strings.Contains(pb.Label, feedback.Label) {
+			t.Fatalf("prompt box during a permission prompt that takes text: %+v (option %+v)", pb, feedback)
+		}
+		within(t, ctx, 10*time.Second, "type into the prompt box", chromedp.Click(css(`[data-testid="prompt-box"]`)), typeText("1"))
+		stillWaiting(t, h, id, w.DialogID, before, made, "typing into the prompt box")
+		get(t, ctx, 10*time.Second, "clear it", chromedp.Evaluate[bool](`(() => { const ta = document.querySelector('[data-testid="prompt-box"]'); ta.value = ''; ta.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`))
+	}
+
+	// Yes, from its button: the tool runs, the turn ends in review.
+	clickOption(t, ctx, optionNumber(t, w, "Yes"))
+	h.rec.waitFor(30*time.Second, "the turn after Yes", func(s api.Session) bool {
+		return s.ID == id && (s.Status == api.StatusReview || s.Status == api.StatusIdle)
+	})
+	if _, err := os.Stat(made); err != nil {
+		t.Fatalf("the approved tool did not run: %v", err)
+	}
+	os.Remove(made)
+
+	// A phone: the card fits the screen, the focus stays where it was, No
+	// answers from its button.
+	within(t, ctx, 30*time.Second, "phone layout", phone(), chromedp.Reload(), chromedp.WaitVisible(css(`[data-testid="prompt-box"]`)))
+	h.send(id, "RUNTOOL on the phone")
+	s = h.waitDialog(id, api.DialogPermission, 30*time.Second)
+	w = s.WaitingFor
+	c = waitCard(t, ctx, w.DialogID, 20*time.Second)
+	if c.Overflow || c.Right > phoneW+1 {
+		t.Errorf("the card does not fit a %d px phone: %+v", phoneW, c)
+	}
+	if c.MinH < 40 {
+		t.Errorf("an answer on the phone is %.0f px high; want a 40 px target", c.MinH)
+	}
+	if c.Focused != "" {
+		t.Errorf("on a phone the focus moved into the card (%s)", c.Focused)
+	}
+	saveShot(t, ctx, "dialog-permission-phone")
+	clickOption(t, ctx, optionNumber(t, w, "No"))
+	h.rec.waitFor(30*time.Second, "the turn after No", func(s api.Session) bool {
+		return s.ID == id && s.Status != api.StatusNeedsInput && s.Status != api.StatusBusy
+	})
+	if _, err := os.Stat(made); err == nil {
+		t.Fatal("the tool ran after No")
+	}
+
+	// Exited: Restart starts Claude again, in a new conversation.
+	conv := h.lsOne(id).ClaudeSessionID
+	h.send(id, "/exit")
+	h.waitStatus(id, api.StatusExited, 20*time.Second)
+	within(t, ctx, 20*time.Second, "the Restart and Resume buttons",
+		chromedp.WaitVisible(css(`[data-testid="exited-banner"] [data-testid="restart"]`)),
+		chromedp.WaitVisible(css(`[data-testid="exited-banner"] [data-testid="resume"]`)),
+	)
+	saveShot(t, ctx, "exited-phone")
+	within(t, ctx, 10*time.Second, "click Restart", chromedp.Click(css(`[data-testid="restart"]`)))
+	h.rec.waitFor(60*time.Second, "idle in a new conversation", func(s api.Session) bool {
+		return s.ID == id && s.Status == api.StatusIdle && s.ClaudeSessionID != "" && s.ClaudeSessionID != conv
+	})
+	within(t, ctx, 10*time.Second, "the banner gone", chromedp.WaitNotPresent(css(`[data-testid="exited-banner"]`)))
+
+	// The trust dialog, answered with its button, on the desktop.
+	s = h.waitDialog(trustID, api.DialogTrust, 60*time.Second)
+	w = s.WaitingFor
+	within(t, ctx, 30*time.Second, "open the untrusted session",
+		desktop(),
+		chromedp.Navigate(h.webURL()+"#/s/"+trustID+"/terminal"),
+		chromedp.WaitVisible(css(`[data-testid="needs-input-card"]`)),
+	)
+	c = waitCard(t, ctx, w.DialogID, 20*time.Second)
+	if c.Title != "Trust the files in this folder?" || c.Kind != api.DialogTrust {
+		t.Errorf("trust card: %+v", c)
+	}
+	row = get(t, ctx, 5*time.Second, "row", chromedp.Text(css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, trustID))))
+	if !strings.Contains(row, "Trust the files in this folder?") {
+		t.Errorf("the untrusted session's row: %q", row)
+	}
+	saveShot(t, ctx, "dialog-trust-desktop")
+	clickOption(t, ctx, optionNumber(t, w, "Yes"))
+	h.waitStatus(trustID, api.StatusIdle, 30*time.Second)
+	within(t, ctx, 10*time.Second, "the card gone", chromedp.WaitNotPresent(css(`[data-testid="needs-input-card"]`)))
+}
