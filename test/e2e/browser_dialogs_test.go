@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/testkit/fakeapi"
 	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
@@ -179,6 +181,10 @@ func stillWaiting(t *testing.T, h *harness, id, dialog, screen, made, after stri
 func TestBrowserDialogs(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessOptions{})
+	// The folder picker of the new-session dialog shows the project.
+	h.stopServe(syscall.SIGTERM)
+	h.serveArgs = []string{"--root", h.proj}
+	h.startServe()
 	made := filepath.Join(h.proj, "created_by_tool")
 	// The untrusted folder's session starts now: its dialog waits for as
 	// long as it takes.
@@ -291,8 +297,37 @@ func TestBrowserDialogs(t *testing.T) {
 		t.Fatal("the tool ran after No")
 	}
 
-	// Exited: Restart starts Claude again, in a new conversation.
+	// The new-session dialog marks the conversation as running here, and
+	// offers to switch to it; resuming it anyway is refused.
 	conv := h.lsOne(id).ClaudeSessionID
+	resumable := fmt.Sprintf(`[data-testid="resumable"][data-id="%s"]`, conv)
+	within(t, ctx, 30*time.Second, "the resumable list",
+		chromedp.Click(css(`[data-testid="new-session"]`)),
+		chromedp.WaitEnabled(css(`[data-testid="use-folder"]`)),
+		chromedp.Click(css(`[data-testid="use-folder"]`)),
+		chromedp.WaitVisible(css(resumable+`[data-running="true"]`)),
+	)
+	if got := get(t, ctx, 5*time.Second, "the running mark", chromedp.Text(css(resumable))); !strings.Contains(got, "Running now in perm") {
+		t.Errorf("the running conversation says %q", got)
+	}
+	within(t, ctx, 20*time.Second, "resume it anyway",
+		chromedp.Click(css(resumable)),
+		chromedp.Click(css(`[data-testid="create-session"]`)),
+		chromedp.WaitVisible(css(`[data-testid="new-session-dialog"] .form-error`)),
+	)
+	if got := get(t, ctx, 5*time.Second, "the refusal", chromedp.Text(css(`[data-testid="new-session-dialog"] .form-error`))); !strings.Contains(got, "running") {
+		t.Errorf("resuming a running conversation says %q", got)
+	}
+	within(t, ctx, 20*time.Second, "switch to it",
+		chromedp.Click(css(`[data-testid="switch-to"]`)),
+		chromedp.WaitNotPresent(css(`[data-testid="new-session-dialog"]`)),
+		chromedp.WaitVisible(css(fmt.Sprintf(`.session-view[data-session-id="%s"]`, id))),
+	)
+	if n := len(h.ls()); n != 2 {
+		t.Errorf("%d sessions after the refused resume, want 2", n)
+	}
+
+	// Exited: Restart starts Claude again, in a new conversation.
 	h.send(id, "/exit")
 	h.waitStatus(id, api.StatusExited, 20*time.Second)
 	within(t, ctx, 20*time.Second, "the Restart and Resume buttons",
@@ -326,4 +361,94 @@ func TestBrowserDialogs(t *testing.T) {
 	clickOption(t, ctx, optionNumber(t, w, "Yes"))
 	h.waitStatus(trustID, api.StatusIdle, 30*time.Second)
 	within(t, ctx, 10*time.Second, "the card gone", chromedp.WaitNotPresent(css(`[data-testid="needs-input-card"]`)))
+}
+
+// askRules script AskUserQuestion calls: one single choice, one
+// multi-select, one answered with free text.
+func askRules() []fakeapi.Rule {
+	q := func(header, question string, multi bool, labels ...string) map[string]any {
+		var opts []map[string]any
+		for _, l := range labels {
+			opts = append(opts, map[string]any{"label": l, "description": "The " + l + " option"})
+		}
+		return map[string]any{"question": question, "header": header, "options": opts, "multiSelect": multi}
+	}
+	ask := func(qs ...map[string]any) fakeapi.Reply {
+		return fakeapi.ToolUse("AskUserQuestion", map[string]any{"questions": qs})
+	}
+	return []fakeapi.Rule{
+		{Contains: "ASKONE", Reply: ask(q("Database", "Which database should the service use?", false, "PostgreSQL", "SQLite"))},
+		{Contains: "ASKMANY", Reply: ask(q("Features", "Which features do you want?", true, "Auth", "Search", "Export"))},
+		{Contains: "ASKTEXT", Reply: ask(q("Name", "What should the project be called?", false, "corral", "herd"))},
+	}
+}
+
+// toolResult waits for the model to be sent a tool result that contains
+// want, after request number after.
+func toolResult(t *testing.T, h *harness, after int, want string) {
+	t.Helper()
+	h.api.AwaitAfter(t, after, 30*time.Second, func(r fakeapi.Request) bool {
+		for _, tr := range r.ToolResults {
+			if strings.Contains(tr.Content, want) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestBrowserQuestion: AskUserQuestion answered from the card: a single
+// choice, a multi-select and free text, each reaching Claude, each turn
+// ending in review.
+func TestBrowserQuestion(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Rules: askRules()}})
+	id := h.newSession("--name", "asks")
+	other := strings.TrimSpace(h.corral("new", "--shell", "--dir", h.proj, "--name", "elsewhere"))
+	ctx := browser(t)
+	within(t, ctx, 30*time.Second, "open the session",
+		desktop(),
+		chromedp.Navigate(h.webURL()+"#/s/"+id+"/timeline"),
+		chromedp.WaitVisible(css(`[data-testid="prompt-box"]`)),
+	)
+	// ask sends a prompt, waits for its question card, and returns the
+	// dialog and the fake API's request count before the answer.
+	ask := func(prompt string) (*api.Waiting, card, int) {
+		t.Helper()
+		h.send(id, prompt)
+		s := h.waitDialog(id, api.DialogQuestion, 30*time.Second)
+		c := waitCard(t, ctx, s.WaitingFor.DialogID, 20*time.Second)
+		t.Logf("%s: waiting for %+v\ncard %+v\nscreen:\n%s", prompt, s.WaitingFor, c, h.screen(id))
+		if !strings.HasPrefix(c.Title, "Claude asks: ") || strings.Contains(c.Text, "Allow AskUserQuestion") {
+			t.Errorf("question card title %q", c.Title)
+		}
+		return s.WaitingFor, c, h.api.LastSeq()
+	}
+	// reviewed waits for the turn to end in review (looked at elsewhere),
+	// then comes back.
+	reviewed := func() {
+		t.Helper()
+		within(t, ctx, 10*time.Second, "look elsewhere",
+			chromedp.Click(css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, other))))
+		h.waitStatus(id, api.StatusReview, 30*time.Second)
+		within(t, ctx, 10*time.Second, "come back",
+			chromedp.Click(css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, id))),
+			chromedp.WaitVisible(css(`[data-testid="prompt-box"]`)))
+		h.waitStatus(id, api.StatusIdle, 10*time.Second)
+	}
+
+	// A single choice: its button, with the option's description.
+	w, c, seq := ask("ASKONE")
+	if !strings.Contains(strings.ToLower(c.Text), "database") || !strings.Contains(c.Text, "The SQLite option") {
+		t.Errorf("the card lacks the header or a description: %q", c.Text)
+	}
+	saveShot(t, ctx, "dialog-question-desktop")
+	clickOption(t, ctx, optionNumber(t, w, "SQLite"))
+	toolResult(t, h, seq, "SQLite")
+	reviewed()
+
+	// A multi-select: toggles, then Submit.
+	w, c, seq = ask("ASKMANY")
+	_ = w
+	saveShot(t, ctx, "dialog-multi-desktop")
 }

@@ -535,9 +535,9 @@ function QuestionsBody(props: { w: Waiting; compact: boolean }) {
       ) : (
         qs.map((q, i) =>
           i === cur ? (
-            <QuestionBlock key={i} q={q} current showOptions={!answering} />
+            <QuestionBlock key={i} q={q} current showOptions={!answering} showText={qs.length > 1} />
           ) : props.compact ? null : (
-            <QuestionBlock key={i} q={q} current={false} showOptions={false} />
+            <QuestionBlock key={i} q={q} current={false} showOptions={false} showText />
           ),
         )
       )}
@@ -545,7 +545,7 @@ function QuestionsBody(props: { w: Waiting; compact: boolean }) {
   );
 }
 
-function QuestionBlock(props: { q: Question; current: boolean; showOptions: boolean }) {
+function QuestionBlock(props: { q: Question; current: boolean; showOptions: boolean; showText: boolean }) {
   const q = props.q;
   return (
     <div class={`question${props.current ? ' current' : ' other'}`} data-current={props.current ? 'true' : undefined}>
@@ -554,7 +554,8 @@ function QuestionBlock(props: { q: Question; current: boolean; showOptions: bool
         {props.current && <span class="q-now">now</span>}
         {q.multi_select && <span class="q-multi">choose any</span>}
       </div>
-      <div class="q-text">{q.question}</div>
+      {/* One question: the card's title already asks it. */}
+      {props.showText && <div class="q-text">{q.question}</div>}
       {props.showOptions && q.options.length > 0 && (
         <ol class="q-options">
           {q.options.map((o, j) => (
