@@ -398,6 +398,9 @@ func (a *Agent) applyLocked(s *session, ev status.Event) {
 	if out.Recheck || out.Changed && ns.Status == api.StatusNeedsInput && ns.OnScreen == "" {
 		a.recheck(s)
 	}
+	if out.Wake > 0 {
+		a.wakeAfter(s.id, out.Wake)
+	}
 	if !out.Changed {
 		return
 	}
@@ -405,6 +408,25 @@ func (a *Agent) applyLocked(s *session, ev status.Event) {
 		a.log.Debug("status", "session", s.id, "from", prev, "to", ns.Status, "by", ev.Kind)
 	}
 	a.publishLocked(s, prev, out.Notify)
+}
+
+// wakeAfter sends the session a Tick after d, as the engine asked.
+func (a *Agent) wakeAfter(id string, d time.Duration) {
+	if a.ctx == nil {
+		return
+	}
+	a.goLoop("wake", func() {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-time.After(d):
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if s, ok := a.sessions[id]; ok {
+			a.applyLocked(s, status.Event{Kind: status.Tick})
+		}
+	})
 }
 
 // publishLocked publishes a session's current state. The caller holds a.mu.

@@ -89,7 +89,7 @@ func (a *Agent) SendText(ctx context.Context, id string, req api.InputRequest) e
 		return err
 	}
 	if req.Text != "" {
-		if err := a.typeText(ctx, id, req.Text, false); err != nil {
+		if err := a.paste(ctx, id, req.Text); err != nil {
 			return err
 		}
 	}
@@ -276,6 +276,22 @@ func (a *Agent) typeText(ctx context.Context, id, text string, enter bool) error
 		if err := tm.SendKeys(ctx, target, "Enter"); err != nil {
 			return a.tmuxErr(err)
 		}
+	}
+	return nil
+}
+
+// paste puts text into Claude's input box as one bracketed paste: should a
+// dialog open between the look at the screen and the paste, Claude's menus
+// take none of it as keys (a pasted "1" picks nothing; a newline submits
+// nothing). Tested against 2.1.197 (docs/claude-observations.md).
+func (a *Agent) paste(ctx context.Context, id, text string) error {
+	tm, target, err := a.terminal(id)
+	if err != nil {
+		return err
+	}
+	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	if err := tm.Paste(ctx, target, text); err != nil {
+		return a.tmuxErr(err)
 	}
 	return nil
 }

@@ -78,6 +78,8 @@ const (
 	// Verified: what the agent found out about a session whose status could
 	// not be trusted (after a restart, or a needs-input nothing confirmed).
 	Verified
+	// Tick: the time the engine asked for (Outcome.Wake) has come.
+	Tick
 
 	kindCount
 )
@@ -91,7 +93,7 @@ var kindNames = [...]string{
 	FileStatus: "file-status", Interrupt: "interrupt", ToolSeen: "tool-seen", AssistantText: "assistant-text",
 	TurnEnded: "turn-ended", ScreenDialog: "screen-dialog", ScreenClear: "screen-clear",
 	ClaudeStarted: "claude-started", ClaudeExited: "claude-exited",
-	Viewed: "viewed", Input: "input", Restored: "restored", Verified: "verified",
+	Viewed: "viewed", Input: "input", Restored: "restored", Verified: "verified", Tick: "tick",
 }
 
 func (k Kind) String() string {
@@ -221,6 +223,12 @@ type State struct {
 
 	// Subagents are the Agent calls running now.
 	Subagents []Subagent
+	// MainStopped: the main turn stopped while background agents ran.
+	// FollowUpFrom: the last of them has ended, at that time; Claude starts
+	// a turn of its own about it in a moment, and the session is busy until
+	// that turn ends (or followUpWait passes without one).
+	MainStopped  bool
+	FollowUpFrom time.Time
 	// Todos is the latest TodoWrite list's progress.
 	Todos *api.Todos
 }
@@ -235,7 +243,13 @@ type Outcome struct {
 	// Recheck: a signal was held back because a dialog is on the screen; the
 	// agent should read the screen again.
 	Recheck bool
+	// Wake: the agent should send a Tick after this long.
+	Wake time.Duration
 }
+
+// followUpWait bounds how long a session whose background agents ended
+// waits for the turn Claude starts about them.
+const followUpWait = 15 * time.Second
 
 // Apply folds one event into a state. It is pure: the same inputs give the
 // same result, and now is only used for events without a time.
@@ -253,6 +267,9 @@ func Apply(s State, ev Event, now time.Time) (State, Outcome) {
 		}
 	} else {
 		ns = step(ns, ev, now)
+	}
+	if !ns.FollowUpFrom.IsZero() && prev.FollowUpFrom.IsZero() {
+		out.Wake = followUpWait
 	}
 	out.Changed = !equal(prev, ns)
 	if ns.Status != prev.Status && (ns.Status == api.StatusNeedsInput || ns.Status == api.StatusReview) {
@@ -341,7 +358,7 @@ func step(s State, ev Event, now time.Time) State {
 	case HookSubagentStart:
 		onSubagentStart(&s, ev)
 	case HookSubagentStop:
-		onSubagentStop(&s, ev)
+		onSubagentStop(&s, ev, at)
 	case FileStatus:
 		onFileStatus(&s, ev, at, fresh)
 	case Interrupt:
@@ -391,6 +408,15 @@ func step(s State, ev Event, now time.Time) State {
 		}
 	case Verified:
 		s.verify(ev.Check, at)
+	case Tick:
+		if !s.FollowUpFrom.IsZero() && !at.Before(s.FollowUpFrom.Add(followUpWait)) {
+			// The background work ended and Claude started no turn about it:
+			// its results are there to review.
+			s.FollowUpFrom = time.Time{}
+			if s.Status == api.StatusBusy {
+				s.toReview()
+			}
+		}
 	}
 	return s
 }
@@ -429,6 +455,7 @@ func onPromptSubmit(s *State, ev Event, at time.Time, fresh func() bool) {
 	s.toBusy(at)
 	s.Error, s.ErrorMessage = "", ""
 	s.CurrentTool = ""
+	s.FollowUpFrom = time.Time{}
 	if ev.Prompt != "" {
 		s.LastPrompt = ev.Prompt
 	}
@@ -550,9 +577,11 @@ func onStop(s *State, ev Event, at time.Time, fresh func() bool) {
 	if ev.AgentID != "" {
 		return // a subagent's own end; SubagentStop reports it
 	}
+	s.FollowUpFrom = time.Time{}
 	if s.backgroundRunning() {
 		// The main turn ended but Claude waits for background agents and
 		// starts a turn of its own when they are done: still work.
+		s.MainStopped = true
 		s.toBusy(at)
 		s.CurrentTool = ""
 		if ev.Message != "" {
@@ -590,7 +619,7 @@ func onSubagentStart(s *State, ev Event) {
 // onSubagentStop forgets a subagent. It never ends the turn: the main
 // conversation's own Stop does (and a background agent's end is followed by
 // a turn Claude starts by itself).
-func onSubagentStop(s *State, ev Event) {
+func onSubagentStop(s *State, ev Event, at time.Time) {
 	if ev.AgentID == "" {
 		return
 	}
@@ -601,6 +630,10 @@ func onSubagentStop(s *State, ev Event) {
 		}
 	}
 	s.Subagents = out
+	if s.MainStopped && !s.backgroundRunning() {
+		s.MainStopped = false
+		s.FollowUpFrom = at
+	}
 }
 
 // maxSubagents bounds what a session remembers of its subagents.
@@ -637,7 +670,12 @@ func onFileStatus(s *State, ev Event, at time.Time, fresh func() bool) {
 		}
 	case "idle":
 		// Only an interruption turns work into idle; a finished turn is
-		// reported by Stop as review, which idle must not erase.
+		// reported by Stop as review, which idle must not erase. Between
+		// the end of background agents and the turn Claude starts about
+		// them, the file says idle for a moment: that is no interruption.
+		if !s.FollowUpFrom.IsZero() && s.Status == api.StatusBusy {
+			return
+		}
 		switch s.Status {
 		case api.StatusBusy, api.StatusNeedsInput, api.StatusStarting:
 			s.toIdle()
@@ -900,6 +938,7 @@ func (s *State) endsFileIdle(at time.Time) bool {
 // leave resets what belongs to the state being left.
 func (s *State) leave() {
 	s.FileIdleFrom = time.Time{}
+	s.FollowUpFrom = time.Time{}
 	s.OnScreen, s.Deferred = "", nil
 	s.Waiting = nil
 }

@@ -2,6 +2,8 @@ package tmux
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"regexp"
 	"strconv"
 	"strings"
@@ -48,6 +50,45 @@ func (s *Server) SendText(ctx context.Context, target, text string) error {
 	}
 	for _, batch := range batches(cmds, callBudget) {
 		if _, err := s.runCommands(ctx, s.configPath, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Paste puts text into the pane target as one bracketed paste (paste-buffer
+// -p), through a buffer of its own that is deleted after. An application
+// that asked for bracketed paste (Claude Code does) reads it as pasted text,
+// never as keys: a "1" pasted into a menu picks nothing, and a newline in
+// it submits nothing. The text must hold no NUL and no ESC (a paste's end
+// marker starts with one): the caller checks.
+func (s *Server) Paste(ctx context.Context, target, text string) error {
+	t, err := paneTarget(target)
+	if err != nil {
+		return err
+	}
+	if strings.ContainsAny(text, "\x00\x1b") {
+		return invalid("pasted text must not contain NUL or ESC")
+	}
+	if text == "" {
+		return nil
+	}
+	var id [6]byte
+	rand.Read(id[:])
+	buf := "corral-paste-" + hex.EncodeToString(id[:])
+	cmds := [][]string{{cancelModes, "-q", "-t", t}}
+	for i, c := range chunks(text, textChunk) {
+		set := []string{"set-buffer", "-b", buf, "--", c}
+		if i > 0 {
+			set = []string{"set-buffer", "-a", "-b", buf, "--", c}
+		}
+		cmds = append(cmds, set)
+	}
+	// -r: newlines stay newlines (not Enter); -d: the buffer goes after.
+	cmds = append(cmds, []string{"paste-buffer", "-p", "-r", "-d", "-b", buf, "-t", t})
+	for _, batch := range batches(cmds, callBudget) {
+		if _, err := s.runCommands(ctx, s.configPath, batch); err != nil {
+			s.run(context.WithoutCancel(ctx), "delete-buffer", "-b", buf)
 			return err
 		}
 	}

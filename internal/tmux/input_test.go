@@ -490,3 +490,38 @@ func TestHistoryMark(t *testing.T) {
 		t.Error("History of a missing session: no error")
 	}
 }
+
+// Paste arrives as one bracketed paste when the program asked for them
+// (mode 2004, as Claude Code does), whole, newlines kept, however long.
+func TestPaste(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	dir := t.TempDir()
+	out, ready := dir+"/out", dir+"/ready"
+	p := newSession(t, s, NewSessionOptions{
+		Name: "paste",
+		Argv: []string{"/bin/sh", "-c", `stty raw -echo && printf '\033[?2004h' && : > "$1" && exec cat > "$0"`, out, ready},
+	})
+	waitFile(t, ready, 0)
+	var b strings.Builder
+	for i := 0; b.Len() < 40<<10; i++ {
+		b.WriteString("line " + itoa(i) + " ✓ 1. -x;\n")
+	}
+	text := b.String()
+	if err := s.Paste(t.Context(), p.ID, text); err != nil {
+		t.Fatal(err)
+	}
+	want := "\x1b[200~" + text + "\x1b[201~"
+	if got := waitFile(t, out, len(want)); got != want {
+		t.Errorf("got %d bytes, want %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+	}
+	// The buffer is gone afterwards.
+	if bufs, _ := s.run(t.Context(), "list-buffers", "-F", "#{buffer_name}"); strings.Contains(bufs, "corral-paste") {
+		t.Errorf("paste buffer left behind: %q", bufs)
+	}
+	for _, bad := range []string{"a\x1b[201~b", "nul\x00"} {
+		if err := s.Paste(t.Context(), p.ID, bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Paste(%q) = %v, want ErrInvalid", bad, err)
+		}
+	}
+}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/testkit/fakeapi"
 	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
@@ -306,4 +309,56 @@ func TestRestart(t *testing.T) {
 	s = h.rec.waitFor(60*time.Second, "idle in a new conversation", func(s api.Session) bool {
 		return s.ID == id && s.Status == api.StatusIdle && s.ClaudeSessionID != "" && s.ClaudeSessionID != conv
 	})
+}
+
+// TestPasteIntoDialogIsInert checks the fact corral's typing relies on: text
+// goes to Claude as a bracketed paste, and Claude's dialogs take none of a
+// paste as keys. So a dialog that opens between corral's look at the screen
+// and its typing gets nothing: a pasted "1" does not pick "Yes".
+func TestPasteIntoDialogIsInert(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{})
+	id := h.newSession()
+	h.send(id, "RUNTOOL one")
+	h.waitDialog(id, api.DialogPermission, 30*time.Second)
+	sock := datadir.Socket(h.dataDir, datadir.TmuxSocket)
+	for _, text := range []string{"1", "yes\n", "2\r"} {
+		for _, args := range [][]string{{"set-buffer", "-b", "t", "--", text}, {"paste-buffer", "-p", "-r", "-d", "-b", "t", "-t", id}} {
+			if out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput(); err != nil {
+				t.Fatalf("tmux %v: %v %s", args, err, out)
+			}
+		}
+	}
+	// Nothing to wait for but time: Claude would act on a key at once.
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(h.proj, "created_by_tool")); err == nil {
+			t.Fatal("a pasted text answered the permission dialog")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s := h.lsOne(id); s.Status != api.StatusNeedsInput {
+		t.Fatalf("after the pastes: %s", s.Status)
+	}
+}
+
+// TestMultilinePrompt: a prompt of several lines arrives whole, as one
+// prompt.
+func TestMultilinePrompt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{})
+	id := h.newSession()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	want := "first line\nsecond line; with 1. a list\n2. and more"
+	if err := h.c.Input(ctx, id, api.InputRequest{Text: want, Enter: true}); err != nil {
+		t.Fatal(err)
+	}
+	h.api.AwaitPrompt(t, "second line", 20*time.Second)
+	h.waitStatus(id, api.StatusReview, 30*time.Second)
+	for _, r := range h.api.Requests() {
+		if r.Kind == fakeapi.KindPrompt && strings.Contains(r.Prompt, "second line") && r.Prompt != want {
+			t.Errorf("the model got %q, want %q", r.Prompt, want)
+		}
+	}
 }
