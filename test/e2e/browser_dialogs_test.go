@@ -361,6 +361,32 @@ func TestBrowserDialogs(t *testing.T) {
 	clickOption(t, ctx, optionNumber(t, w, "Yes"))
 	h.waitStatus(trustID, api.StatusIdle, 30*time.Second)
 	within(t, ctx, 10*time.Second, "the card gone", chromedp.WaitNotPresent(css(`[data-testid="needs-input-card"]`)))
+
+	// A draft typed in the terminal: the prompt is refused, the draft is
+	// shown, and Replace the draft sends the prompt instead of it.
+	h.corral("keys", trustID, "n")
+	waitFor(t, 10*time.Second, "the draft on the screen", func() bool { return inputLine(h.screen(trustID)) == "n" })
+	within(t, ctx, 20*time.Second, "a prompt over the draft",
+		chromedp.Click(css(`[data-testid="tab-timeline"]`)),
+		chromedp.WaitEnabled(css(`[data-testid="prompt-box"]`)),
+		chromedp.SendKeys(css(`[data-testid="prompt-box"]`), "say hello"),
+		chromedp.Click(css(`[data-testid="prompt-send"]`)),
+		chromedp.WaitVisible(css(`[data-testid="prompt-refusal"][data-code="draft_present"]`)),
+	)
+	if got := get(t, ctx, 5*time.Second, "the refusal", chromedp.Text(css(`[data-testid="prompt-refusal"] .draft-text`))); got != "n" {
+		t.Errorf("the refusal shows the draft %q, want %q", got, "n")
+	}
+	within(t, ctx, 20*time.Second, "replace the draft", chromedp.Click(css(`[data-testid="replace-draft"]`)))
+	h.api.AwaitPrompt(t, "say hello", 20*time.Second)
+	for _, r := range h.api.Requests() {
+		if strings.Contains(r.Prompt, "nsay hello") {
+			t.Errorf("the model got %q", r.Prompt)
+		}
+	}
+	within(t, ctx, 10*time.Second, "the refusal gone, the box empty", chromedp.WaitNotPresent(css(`[data-testid="prompt-refusal"]`)))
+	if got := readPromptBox(t, ctx); got.Value != "" {
+		t.Errorf("the sent prompt stayed in the box: %+v", got)
+	}
 }
 
 // askRules script AskUserQuestion calls: one single choice, one
