@@ -518,6 +518,7 @@ function QuestionsBody(props: { w: Waiting; compact: boolean }) {
               key={i}
               class={`q-step${i === cur ? ' current' : ''}${cur === -1 || i < cur ? ' done' : ''}`}
               aria-current={i === cur ? 'step' : undefined}
+              title={q.question}
             >
               {q.header || `Question ${i + 1}`}
             </li>
@@ -533,25 +534,20 @@ function QuestionsBody(props: { w: Waiting; compact: boolean }) {
           {w.body && <div class="needs-body pre-wrap">{w.body}</div>}
         </div>
       ) : (
-        qs.map((q, i) =>
-          i === cur ? (
-            <QuestionBlock key={i} q={q} current showOptions={!answering} showText={qs.length > 1} />
-          ) : props.compact ? null : (
-            <QuestionBlock key={i} q={q} current={false} showOptions={false} showText />
-          ),
-        )
+        // The question on the screen now, right above its options; the
+        // steps name the others.
+        qs[cur] && <QuestionBlock q={qs[cur]!} showOptions={!answering} showText={qs.length > 1} />
       )}
     </div>
   );
 }
 
-function QuestionBlock(props: { q: Question; current: boolean; showOptions: boolean; showText: boolean }) {
+function QuestionBlock(props: { q: Question; showOptions: boolean; showText: boolean }) {
   const q = props.q;
   return (
-    <div class={`question${props.current ? ' current' : ' other'}`} data-current={props.current ? 'true' : undefined}>
+    <div class="question current" data-current="true">
       <div class="q-head">
         {q.header && <span class="q-header">{q.header}</span>}
-        {props.current && <span class="q-now">now</span>}
         {q.multi_select && <span class="q-multi">choose any</span>}
       </div>
       {/* One question: the card's title already asks it. */}
