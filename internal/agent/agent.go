@@ -187,6 +187,12 @@ func (a *Agent) warn(msg string, args ...any) {
 // Bus is where the agent publishes.
 func (a *Agent) Bus() *events.Bus { return a.bus }
 
+// Roots are the directories the agent lists (Config.Roots, or the home).
+func (a *Agent) Roots() []string { return append([]string(nil), a.cfg.Roots...) }
+
+// Home is the user's home directory.
+func (a *Agent) Home() string { return a.cfg.Home }
+
 // Tmux is the agent's tmux server (terminal streaming attaches to it).
 func (a *Agent) Tmux() *tmux.Server { return a.tmux }
 

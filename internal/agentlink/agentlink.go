@@ -8,6 +8,7 @@ package agentlink
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/link"
 	"github.com/corral-dev/corral/internal/term"
 	"github.com/corral-dev/corral/internal/version"
@@ -32,6 +34,14 @@ const Window = 128 << 10
 type Options struct {
 	Agent  *agent.Agent
 	Logger *slog.Logger
+	// Key is the machine's identity, which signs the hub's challenge (a
+	// remote hub); nil on the in-memory link of corral serve.
+	Key *devicekey.Key
+	// Host is the hub's host as the agent dialed it: what the signature
+	// names (Run sets it).
+	Host string
+	// Policy is what the hub may ask (see Policy).
+	Policy Policy
 }
 
 // Hello describes this machine to the hub.
@@ -42,6 +52,27 @@ func Hello() link.Msg {
 		Version: version.String(),
 		Capabilities: []string{link.CapSessions, link.CapTerminal, link.CapRun, link.CapDirs, link.CapResumable,
 			link.CapDownload, link.CapTimeline},
+	}
+}
+
+// Answer returns what answers a hub's challenge for link.ClientHello: hello,
+// signed by key for the hub at host (unsigned when key is nil).
+func Answer(key *devicekey.Key, host string, hello link.Msg) func(link.Msg) (link.Msg, error) {
+	return func(ch link.Msg) (link.Msg, error) {
+		if key == nil {
+			return hello, nil
+		}
+		nonce, err := base64.RawURLEncoding.DecodeString(ch.Nonce)
+		if err != nil {
+			return link.Msg{}, fmt.Errorf("the hub's challenge: bad nonce: %w", err)
+		}
+		sig, err := key.Sign(devicekey.Challenge{Host: host, Hub: ch.HubID, Nonce: nonce})
+		if err != nil {
+			return link.Msg{}, fmt.Errorf("the hub's challenge: %w", err)
+		}
+		hello.Host = devicekey.NormalHost(host)
+		hello.Sig = base64.RawURLEncoding.EncodeToString(sig)
+		return hello, nil
 	}
 }
 
@@ -78,10 +109,14 @@ func Serve(ctx context.Context, c link.Conn, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	welcome, err := link.ClientHello(ctx, c, Hello())
+	welcome, err := link.ClientHello(ctx, c, Answer(o.Key, o.Host, Hello()))
 	if err != nil {
 		c.Close(link.StatusProtocolError, "handshake failed")
 		return fmt.Errorf("handshake: %w", err)
+	}
+	if welcome.Enrolled {
+		o.Logger.Info("enrolled with the hub: it knows this machine by its key now, and the enrolment token is spent (remove it from --token-file or $CORRAL_DEVICE_TOKEN)",
+			"device", welcome.DeviceName)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -202,110 +237,132 @@ func (cn *conn) onFrame(f link.Frame) {
 	}
 }
 
-// handle runs one request against the agent.
+// sessionDir is a session's directory, for the policy.
+func (cn *conn) sessionDir(ctx context.Context, id string) (string, bool) {
+	s, err := cn.o.Agent.Session(ctx, id)
+	return s.Dir, err == nil
+}
+
+// handle runs one request against the agent, once the policy allows it.
 func (cn *conn) handle(ctx context.Context, m link.Msg) (any, error) {
+	res, err := cn.do(ctx, m)
+	if errors.Is(err, api.ErrPolicyDenied) {
+		cn.log.Warn("the hub asked for what this machine's policy does not allow; refused", "op", m.Op, "err", err)
+	}
+	return res, err
+}
+
+// decode reads a request's args and checks them against the policy.
+func (cn *conn) decode(ctx context.Context, m link.Msg, args any) error {
+	if err := m.DecodeArgs(args); err != nil {
+		return err
+	}
+	return cn.o.Policy.check(ctx, cn, m.Op, args)
+}
+
+func (cn *conn) do(ctx context.Context, m link.Msg) (any, error) {
 	ag := cn.o.Agent
 	switch m.Op {
 	case link.OpCreate:
 		var a api.CreateRequest
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Create(ctx, a)
 	case link.OpKill:
 		var a link.IDArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return link.Empty{}, ag.Kill(ctx, a.ID)
 	case link.OpRename:
 		var a link.RenameArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Rename(ctx, a.ID, a.Name)
 	case link.OpInput:
 		var a link.InputArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return link.Empty{}, ag.SendText(ctx, a.ID, api.InputRequest{Text: a.Text, Enter: a.Enter, ClearDraft: a.ClearDraft})
 	case link.OpAnswer:
 		var a link.AnswerArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Answer(ctx, a.ID, a.AnswerRequest)
 	case link.OpRestart:
 		var a link.RestartArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Restart(ctx, a.ID, api.RestartRequest{Resume: a.Resume})
 	case link.OpKeys:
 		var a link.KeysArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return link.Empty{}, ag.SendKeys(ctx, a.ID, a.Keys)
 	case link.OpViewed:
 		var a link.IDArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return link.Empty{}, ag.Viewed(ctx, a.ID)
 	case link.OpCapture:
 		var a link.CaptureArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Capture(ctx, a.ID, a.History)
 	case link.OpRun:
 		var a link.RunArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Run(ctx, a.ID, api.RunRequest{Argv: a.Argv, TimeoutMS: a.TimeoutMS})
 	case link.OpDirs:
 		var a link.DirsArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.ListDir(ctx, "", a.Path)
 	case link.OpResumable:
 		var a link.ResumableArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Resumable(ctx, "", a.Dir)
 	case link.OpTimeline:
 		var a link.IDArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Timeline(ctx, a.ID)
 	case link.OpDownload:
 		var a link.DownloadArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return ag.Download(ctx, a.ID, api.DownloadRequest{URL: a.URL, Path: a.Path, Overwrite: a.Overwrite, MaxBytes: a.MaxBytes})
 	case link.OpTermOpen:
 		var a link.TermOpenArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		return cn.openStream(a)
 	case link.OpTermClose:
 		var a link.TermCloseArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		cn.closeStream(a.Stream, false)
 		return link.Empty{}, nil
 	case link.OpTermResize:
 		var a link.TermResizeArgs
-		if err := m.DecodeArgs(&a); err != nil {
+		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
 		cn.mu.Lock()

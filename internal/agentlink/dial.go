@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/link"
 )
 
@@ -56,17 +58,42 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// ErrRefused says the hub did not accept the device token.
-var ErrRefused = errors.New("the hub refused this device's token")
+// ErrRefused says the hub did not let this machine in: its key is not
+// enrolled, or the enrolment token is wrong, spent or expired.
+var ErrRefused = errors.New("the hub refused this device")
+
+// ErrConflict says the hub refused this connection because another one
+// with this machine's key is connected and healthy.
+var ErrConflict = errors.New("another machine is connected with this machine's identity")
+
+// Header is the upgrade request's header for a device with key, and an
+// enrolment token when it has one. The token goes only until the key is
+// enrolled, but sending a spent one is harmless: a known key is let in by
+// its proof alone.
+func Header(key *devicekey.Key, token string) http.Header {
+	h := http.Header{link.HeaderDeviceKey: {key.PublicString()}}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	return h
+}
 
 // Run keeps a link to the hub up until ctx ends, reconnecting with backoff.
-// The agent runs on regardless; a refused token is retried too (slowly),
-// since it may be a hub restored from a backup.
+// o.Key proves the machine's identity; token, while the key is not yet
+// enrolled, is the one-time enrolment token. The agent runs on
+// regardless; a refusal is retried too (slowly), since it may be a hub
+// restored from a backup, or the other connection of a conflict may be a
+// dead one the hub has not noticed yet.
 func Run(ctx context.Context, hub, token string, o Options) error {
 	u, err := LinkURL(hub)
 	if err != nil {
 		return err
 	}
+	if o.Key == nil {
+		return errors.New("agentlink: no device key")
+	}
+	pu, _ := url.Parse(u)
+	o.Host = pu.Host
 	log := o.Logger
 	backoff := minBackoff
 	for {
@@ -80,7 +107,16 @@ func Run(ctx context.Context, hub, token string, o Options) error {
 		}
 		wait := jitter(backoff)
 		if log != nil {
-			log.Warn("hub link down; retrying", "err", err, "in", wait.Round(time.Millisecond))
+			switch {
+			case errors.Is(err, ErrConflict):
+				log.Error("the hub refused this connection: another machine is connected with this machine's identity (the key in the data directory). "+
+					"If this data directory was copied to another machine, give one of them a new identity: stop it, delete its device.key, and enrol it again (corral hub device enroll)",
+					"err", err, "retry_in", wait.Round(time.Millisecond))
+			case errors.Is(err, ErrRefused):
+				log.Error("the hub refused this device", "err", err, "key", o.Key.Fingerprint(), "retry_in", wait.Round(time.Millisecond))
+			default:
+				log.Warn("hub link down; retrying", "err", err, "in", wait.Round(time.Millisecond))
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -97,18 +133,41 @@ func jitter(d time.Duration) time.Duration {
 
 func dialAndServe(ctx context.Context, u, token string, o Options) error {
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	c, resp, err := websocket.Dial(dctx, u, &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + token}},
-	})
+	c, resp, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPHeader: Header(o.Key, token)})
 	cancel()
 	if err != nil {
 		if resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-			return fmt.Errorf("%w (%s)", ErrRefused, resp.Status)
+			return fmt.Errorf("%w (%s): %s", ErrRefused, resp.Status, hubSays(resp))
+		}
+		if resp != nil {
+			return fmt.Errorf("%w: %s", err, hubSays(resp))
 		}
 		return err
 	}
 	if o.Logger != nil {
 		o.Logger.Info("connected to the hub", "url", u)
 	}
-	return Serve(ctx, link.NewWebSocket(c, 0), o)
+	err = Serve(ctx, link.NewWebSocket(c, 0), o)
+	switch link.CloseStatus(err) {
+	case link.StatusConflict:
+		return fmt.Errorf("%w: %w", ErrConflict, err)
+	case link.StatusPolicy:
+		return fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	return err
+}
+
+// hubSays is the start of a refusal's body (the hub explains itself
+// there), fit for a log line.
+func hubSays(resp *http.Response) string {
+	if resp.Body == nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, strings.TrimSpace(strings.ToValidUTF8(string(b), "?")))
 }

@@ -33,6 +33,9 @@ const (
 	CodeForbidden    = "forbidden"
 	CodeTooLarge     = "too_large"
 	CodeTooMany      = "too_many_requests"
+	// CodePolicyDenied: the machine's agent does not let its hub do this;
+	// the message names the `corral agent` flag that would allow it.
+	CodePolicyDenied = "policy_denied"
 	// CodeMethodNotAllowed: the route exists, with other methods.
 	CodeMethodNotAllowed = "method_not_allowed"
 
@@ -58,6 +61,7 @@ var (
 	ErrUnauthorized = &Error{Code: CodeUnauthorized}
 	ErrForbidden    = &Error{Code: CodeForbidden}
 	ErrTooLarge     = &Error{Code: CodeTooLarge}
+	ErrPolicyDenied = &Error{Code: CodePolicyDenied}
 
 	ErrDialogOpen          = &Error{Code: CodeDialogOpen}
 	ErrStaleDialog         = &Error{Code: CodeStaleDialog}
@@ -84,7 +88,7 @@ func HTTPStatus(code string) int {
 		return http.StatusServiceUnavailable
 	case CodeUnauthorized:
 		return http.StatusUnauthorized
-	case CodeForbidden:
+	case CodeForbidden, CodePolicyDenied:
 		return http.StatusForbidden
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge

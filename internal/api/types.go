@@ -318,6 +318,26 @@ type Device struct {
 	OS       string    `json:"os,omitempty"`
 	Version  string    `json:"version,omitempty"`
 	LastSeen time.Time `json:"last_seen,omitzero"`
+	// Key is the fingerprint of the key the machine proves on every
+	// connection (SHA256:…); empty until it enrols.
+	Key string `json:"key,omitempty"`
+	// Conflict is set while another machine tries to connect with this
+	// one's identity (its key) as this one is connected, or the other way
+	// round: someone copied its key.
+	Conflict *DeviceConflict `json:"conflict,omitempty"`
+}
+
+// DeviceConflict describes the latest connection the hub refused because
+// the device was already connected and healthy.
+type DeviceConflict struct {
+	// At is when the latest one was refused; Count how many were since
+	// the first.
+	At    time.Time `json:"at"`
+	Count int       `json:"count"`
+	// Address and Hostname are what the refused connection came from and
+	// claimed (the hostname is the other machine's word).
+	Address  string `json:"address,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
 }
 
 // DirEntry is one entry of a directory listing.

@@ -733,3 +733,34 @@ func TestAttachDetachKey(t *testing.T) {
 		t.Fatalf("session gone after detaching: %v", err)
 	}
 }
+
+// A device token never goes on the command line, where every local user
+// reads it in /proc/PID/cmdline: corral agent refuses --token (and the
+// global one) and points to --token-file and $CORRAL_DEVICE_TOKEN; a token
+// file must hold one token.
+func TestAgentTokenNotInArgv(t *testing.T) {
+	in := newInstall(t)
+	for _, args := range [][]string{
+		{"agent", "--hub", "http://127.0.0.1:1", "--token", "ce_secret"},
+		{"--token", "ce_secret", "agent", "--hub", "http://127.0.0.1:1"},
+	} {
+		r := in.run(args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "--token-file") || !strings.Contains(r.stderr, "CORRAL_DEVICE_TOKEN") {
+			t.Errorf("corral %s: %+v; want a refusal that names --token-file and $CORRAL_DEVICE_TOKEN", strings.Join(args, " "), r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(in.dataDir, datadir.DeviceKey)); err == nil {
+		t.Errorf("a refused agent made a key")
+	}
+	dir := t.TempDir()
+	for name, content := range map[string]string{"empty": "", "two": "ce_a ce_b\n", "huge": strings.Repeat("x", 5000)} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o600)
+		if r := in.run("agent", "--hub", "http://127.0.0.1:1", "--token-file", p); r.code != 1 || !strings.Contains(r.stderr, "--token-file") {
+			t.Errorf("a token file %s: %+v", name, r)
+		}
+	}
+	if r := in.run("agent", "--hub", "http://127.0.0.1:1", "--token-file", filepath.Join(dir, "missing")); r.code != 1 || !strings.Contains(r.stderr, "no such file") {
+		t.Errorf("a missing token file: %+v", r)
+	}
+}

@@ -159,6 +159,7 @@ type webFlags struct {
 	tlsKey     string
 	insecure   bool
 	allowHosts []string
+	proxies    []string
 }
 
 // addWebFlags declares the dashboard's flags on a command.
@@ -172,6 +173,7 @@ func addWebFlags(fl interface {
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file")
 	fl.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP on a non-loopback address (a private network only)")
 	fl.StringSliceVar(&f.allowHosts, "allow-host", nil, "accept this Host name too while listening on loopback: the public name of a TLS reverse proxy in front (repeatable)")
+	fl.StringSliceVar(&f.proxies, "trusted-proxy", nil, "a reverse proxy's address or CIDR: from it, X-Forwarded-For names the client, for login limits and the session list (repeatable)")
 }
 
 // serveWeb starts the dashboard. It returns the address it listens on.
@@ -184,10 +186,11 @@ func (d *daemon) serveWeb(f webFlags, b web.Backend, accounts web.Accounts, n *n
 	if err != nil {
 		return "", "", err
 	}
-	auth, err := web.NewAuth(context.Background(), d.store, accounts, useTLS)
+	proxies, err := web.ParseTrustedProxies(f.proxies)
 	if err != nil {
 		return "", "", err
 	}
+	auth := web.NewAuth(d.store, accounts, web.AuthOptions{Secure: useTLS, TrustedProxies: proxies})
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return "", "", fmt.Errorf("web dashboard: %w (pick another address with --listen, or --listen \"\" for none)", err)
@@ -212,6 +215,7 @@ func (d *daemon) serveWeb(f webFlags, b web.Backend, accounts web.Accounts, n *n
 			host = net.JoinHostPort(name, strconv.Itoa(tcp.Port))
 		}
 	}
-	d.lock.Update(datadir.Owner{PID: os.Getpid(), Socket: d.apiSock, Listen: ln.Addr().String(), StartedAt: time.Now()})
-	return ln.Addr().String(), scheme + "://" + host, nil
+	base := scheme + "://" + host
+	d.lock.Update(datadir.Owner{PID: os.Getpid(), Socket: d.apiSock, Listen: ln.Addr().String(), URL: base, StartedAt: time.Now()})
+	return ln.Addr().String(), base, nil
 }

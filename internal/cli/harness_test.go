@@ -53,6 +53,8 @@ type install struct {
 	log   *testio.SyncBuffer
 	// env holds further variables of the CLI's environment.
 	env map[string]string
+	// serveArgs replace the default --listen= of corral serve.
+	serveArgs []string
 }
 
 func newInstall(t *testing.T) *install {
@@ -104,8 +106,13 @@ func (in *install) startDaemon() {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
-	// No web dashboard: its fixed default port would collide between tests.
-	cmd := exec.Command(testExe(t), "serve", "--log-level", "debug", "--listen=")
+	// No web dashboard unless asked: its fixed default port would collide
+	// between tests.
+	args := []string{"serve", "--log-level", "debug", "--listen="}
+	if in.serveArgs != nil {
+		args = append(args[:3], in.serveArgs...)
+	}
+	cmd := exec.Command(testExe(t), args...)
 	cmd.Env = in.environ()
 	cmd.Dir = in.proj
 	cmd.Stdout, cmd.Stderr = in.log, in.log

@@ -27,13 +27,15 @@ func newHubCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hub",
 		Short: "Run a hub: one dashboard for the sessions of many machines",
-		Long: `Run a hub: machines running 'corral agent --hub URL --token T' dial in to it,
-and its users see their machines' sessions in one dashboard and API.
+		Long: `Run a hub: machines running 'corral agent --hub URL' dial in to it, each
+proving its own key, and its users see their machines' sessions in one
+dashboard and API.
 
 Users and devices are managed with the subcommands (they work while the hub
 runs):
   corral hub user add NAME            prints the user's API token (for --hub/--token)
-  corral hub device add NAME --user U prints the device's token (for corral agent)
+  corral hub device add NAME --user U prints the machine's one-time enrolment token
+                                      (for corral agent --token-file)
 
 Serve it with TLS (--tls-cert/--tls-key) or behind a TLS reverse proxy on
 loopback (docs/hub.md).`,
@@ -135,7 +137,7 @@ func newHubUserCmd(e *env) *cobra.Command {
 	add.Flags().BoolVar(&pwStdin, "password-stdin", false, "also set a password for the web login, read from stdin")
 	passwd := &cobra.Command{
 		Use:   "passwd NAME",
-		Short: "Set a user's web password (from the terminal, or --stdin)",
+		Short: "Set a user's web password (from the terminal, or --stdin); ends their browser sessions",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pw, err := readPassword(e, pwStdin)
@@ -150,7 +152,7 @@ func newHubUserCmd(e *env) *cobra.Command {
 	passwd.Flags().BoolVar(&pwStdin, "stdin", false, "read the password from stdin")
 	token := &cobra.Command{
 		Use:   "token NAME",
-		Short: "Give a user a new API token (the old one stops working)",
+		Short: "Give a user a new API token (the old one stops working, and so do their browser sessions)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHubAccounts(e, func(acc *hub.Accounts) error {
@@ -165,7 +167,7 @@ func newHubUserCmd(e *env) *cobra.Command {
 	}
 	rm := &cobra.Command{
 		Use:   "rm NAME",
-		Short: "Remove a user and their devices",
+		Short: "Remove a user, their devices and their browser sessions",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHubAccounts(e, func(acc *hub.Accounts) error {
@@ -196,7 +198,17 @@ func newHubUserCmd(e *env) *cobra.Command {
 		},
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.AddCommand(add, passwd, token, rm, ls)
+	var sf sessionsFlags
+	sessions := &cobra.Command{
+		Use:   "sessions NAME [--revoke ID | --revoke-all]",
+		Short: "List a user's browser sessions, or sign them out",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHubAccounts(e, func(acc *hub.Accounts) error { return sf.run(cmd.Context(), e, acc, args[0]) })
+		},
+	}
+	sf.add(sessions)
+	cmd.AddCommand(add, passwd, token, rm, ls, sessions)
 	return cmd
 }
 
@@ -204,27 +216,57 @@ func newHubDeviceCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{Use: "device", Short: "Manage the machines that may connect"}
 	var user string
 	var asJSON bool
+	var ttl time.Duration
+	printToken := func(name, tok string, expires time.Time) {
+		fmt.Fprintln(e.stdout, tok)
+		fmt.Fprintf(e.stderr, "the line above is %s's one-time enrolment token (shown once; good until %s, for one machine).\n"+
+			"On that machine, put it in a file only you can read and run\n"+
+			"  corral agent --hub URL --token-file FILE\n"+
+			"(or set $%s); the machine then proves its own key, and the token is spent.\n",
+			name, expires.Local().Format(time.DateTime), tokenEnv)
+	}
 	add := &cobra.Command{
-		Use:   "add NAME --user U",
-		Short: "Allow a machine to connect; prints its token once",
+		Use:   "add NAME --user U [--ttl D]",
+		Short: "Allow a machine to connect; prints its one-time enrolment token",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHubAccounts(e, func(acc *hub.Accounts) error {
-				_, tok, err := acc.AddDevice(cmd.Context(), user, args[0])
+				d, tok, err := acc.AddDevice(cmd.Context(), user, args[0], ttl)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintln(e.stdout, tok)
-				fmt.Fprintf(e.stderr, "device %s of %s added; the line above is its token (shown once): corral agent --hub URL --token TOKEN\n", args[0], user)
+				printToken(args[0], tok, d.EnrollExpires)
 				return nil
 			})
 		},
 	}
-	add.Flags().StringVar(&user, "user", "", "the user who owns the machine")
-	add.MarkFlagRequired("user")
+	enroll := &cobra.Command{
+		Use:   "enroll NAME --user U [--ttl D]",
+		Short: "Give a machine a new enrolment token: one that lost its key, or one from before device keys",
+		Long: `Give a machine a new one-time enrolment token. Its sessions and name stay.
+The key it has, if any, keeps working until the token is used; then the key
+of the machine that used it replaces it, and a connection with the old key
+is cut off.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHubAccounts(e, func(acc *hub.Accounts) error {
+				d, tok, err := acc.Enroll(cmd.Context(), user, args[0], ttl)
+				if err != nil {
+					return err
+				}
+				printToken(args[0], tok, d.EnrollExpires)
+				return nil
+			})
+		},
+	}
+	for _, c := range []*cobra.Command{add, enroll} {
+		c.Flags().StringVar(&user, "user", "", "the user who owns the machine")
+		c.MarkFlagRequired("user")
+		c.Flags().DurationVar(&ttl, "ttl", hub.DefaultEnrollTTL, "how long the enrolment token stays good (at most a week)")
+	}
 	revoke := &cobra.Command{
 		Use:   "revoke NAME --user U",
-		Short: "Revoke a machine's token (a connected machine is cut off within seconds)",
+		Short: "Revoke a machine (a connected machine is cut off within seconds)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHubAccounts(e, func(acc *hub.Accounts) error {
@@ -249,13 +291,13 @@ func newHubDeviceCmd(e *env) *cobra.Command {
 					return json.NewEncoder(e.stdout).Encode(list)
 				}
 				tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "USER\tDEVICE\tHOST\tLAST SEEN")
+				fmt.Fprintln(tw, "USER\tDEVICE\tHOST\tKEY\tLAST SEEN")
 				for _, d := range list {
 					seen := ""
 					if !d.LastSeen.IsZero() {
 						seen = d.LastSeen.Local().Format(time.DateTime)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Owner, d.Name, d.Hostname, seen)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Owner, d.Name, d.Hostname, keyColumn(d), seen)
 				}
 				return tw.Flush()
 			})
@@ -263,6 +305,20 @@ func newHubDeviceCmd(e *env) *cobra.Command {
 	}
 	ls.Flags().StringVar(&user, "user", "", "only this user's machines")
 	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.AddCommand(add, revoke, ls)
+	cmd.AddCommand(add, enroll, revoke, ls)
 	return cmd
+}
+
+// keyColumn says how a device proves itself: its key's fingerprint, or
+// that it has yet to enrol.
+func keyColumn(d hub.Device) string {
+	switch {
+	case d.Key != "" && !d.EnrollExpires.IsZero() && d.EnrollExpires.After(time.Now()):
+		return d.Key + " (enrolment token open)"
+	case d.Key != "":
+		return d.Key
+	case !d.EnrollExpires.IsZero() && d.EnrollExpires.After(time.Now()):
+		return "not enrolled (token good until " + d.EnrollExpires.Local().Format(time.DateTime) + ")"
+	}
+	return "not enrolled (corral hub device enroll)"
 }

@@ -10,8 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/corral-dev/corral/internal/store"
-	"github.com/corral-dev/corral/internal/web"
+	"github.com/corral-dev/corral/internal/hub"
 )
 
 func newPasswdCmd(e *env) *cobra.Command {
@@ -19,8 +18,8 @@ func newPasswdCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "passwd",
 		Short: "Set the web dashboard's password (logs every browser out)",
-		Long: `Set a password for the web dashboard, so it can be opened without the token
-URL. Setting or clearing it logs every browser out. The daemon need not be
+		Long: `Set a password for the web dashboard, so it can be opened without a login
+link. Setting or clearing it logs every browser out. The daemon need not be
 stopped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -32,11 +31,13 @@ stopped.`,
 					return err
 				}
 			}
-			if err := withStore(e, func(st *store.Store) error { return web.SetPassword(cmd.Context(), st, pw) }); err != nil {
+			if err := withLocalAccounts(cmd.Context(), e, func(acc *hub.Accounts) error {
+				return acc.SetPassword(cmd.Context(), acc.User(), pw)
+			}); err != nil {
 				return err
 			}
 			if clear {
-				fmt.Fprintln(e.stdout, "password cleared; log in with the token URL")
+				fmt.Fprintln(e.stdout, "password cleared; log in with a login link (`corral login-link`)")
 			} else {
 				fmt.Fprintln(e.stdout, "password set")
 			}

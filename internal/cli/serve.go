@@ -15,7 +15,6 @@ import (
 	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/link"
 	"github.com/corral-dev/corral/internal/notify"
-	"github.com/corral-dev/corral/internal/web"
 )
 
 type serveFlags struct {
@@ -85,7 +84,7 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 	}
 
 	if f.listen != "" {
-		accounts, err := web.LoadLocalAccounts(ctx, d.store)
+		accounts, err := hub.LocalAccounts(ctx, d.store)
 		if err != nil {
 			return err
 		}
@@ -93,9 +92,14 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 		if err != nil {
 			return err
 		}
-		url := base + "/?token=" + accounts.AccessToken()
-		d.log.Info("web dashboard", "url", url)
-		fmt.Fprintf(e.stdout, "corral: open %s\n", url)
+		// A fresh one-time link at every start; only stdout sees it.
+		link, err := accounts.NewLoginLink(ctx, accounts.User(), hub.LoginLinkLife)
+		if err != nil {
+			return err
+		}
+		d.log.Info("web dashboard", "url", base)
+		fmt.Fprintf(e.stdout, "corral: open %s (a one-time login link, valid for %s; `corral login-link` makes another)\n",
+			loginURL(base, link), lifeText(hub.LoginLinkLife))
 	}
 	// The API socket last: everything it serves is up.
 	if err := d.serveUnix(hb); err != nil {
@@ -118,7 +122,7 @@ func joinLocal(ctx context.Context, hb *hub.Hub, ag *agent.Agent, d *daemon) err
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				if err := agentlink.Serve(ctx, agentEnd, agentlink.Options{Agent: ag, Logger: d.log}); err != nil && ctx.Err() == nil {
+				if err := agentlink.Serve(ctx, agentEnd, agentlink.Options{Agent: ag, Logger: d.log, Policy: agentlink.FullPolicy()}); err != nil && ctx.Err() == nil {
 					d.log.Error("local link (agent end) ended", "err", err)
 				}
 			}()

@@ -104,6 +104,9 @@ const (
 	LockFile   = "serve.lock"
 	Settings   = "claude-settings.json"
 	TmuxConfig = "tmux.conf"
+	// DeviceKey is the agent's Ed25519 key, which it proves to its hub
+	// (internal/devicekey).
+	DeviceKey = "device.key"
 )
 
 // EnsureSocketDir makes the directory of a socket path (0700). The shared
@@ -132,9 +135,11 @@ func EnsureSocketDir(sock string) error {
 
 // Owner describes the daemon that holds a data directory.
 type Owner struct {
-	PID       int       `json:"pid"`
-	Socket    string    `json:"socket"`
-	Listen    string    `json:"listen,omitempty"`
+	PID    int    `json:"pid"`
+	Socket string `json:"socket"`
+	Listen string `json:"listen,omitempty"`
+	// URL is the dashboard's base URL (for `corral login-link`).
+	URL       string    `json:"url,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 }
 

@@ -22,18 +22,26 @@ import (
 
 // Accounts are a hub's users and devices, in its database. Tokens are shown
 // once and kept only as SHA-256 hashes (they are 256-bit random, so a plain
-// hash is enough); passwords as bcrypt hashes.
+// hash is enough); passwords as bcrypt hashes. Each user has a stable id:
+// browser sessions and login links belong to the id, so a new user under
+// an old name never inherits them (logins.go).
 type Accounts struct {
 	db *sql.DB
+	st *store.Store
+	// single is the one user of a single-machine `corral serve`
+	// (LocalAccounts); "" on a hub.
+	single string
 }
 
 // NewAccounts uses the store's database.
-func NewAccounts(st *store.Store) *Accounts { return &Accounts{db: st.DB()} }
+func NewAccounts(st *store.Store) *Accounts { return &Accounts{db: st.DB(), st: st} }
 
-// Token prefixes tell people which kind of token they hold.
+// Token prefixes tell people which kind of token they hold. cd_ was the
+// device token of link protocol 1, before devices proved keys.
 const (
 	userTokenPrefix   = "cu_"
 	deviceTokenPrefix = "cd_"
+	enrollTokenPrefix = "ce_"
 )
 
 func newToken(prefix string) string {
@@ -81,8 +89,8 @@ func (a *Accounts) AddUser(ctx context.Context, name, password string) (string, 
 		}
 	}
 	tok := newToken(userTokenPrefix)
-	_, err := a.db.ExecContext(ctx, `INSERT INTO users (name, password_hash, token_hash, created_at) VALUES (?, ?, ?, ?)`,
-		name, hash, hashToken(tok), time.Now().UnixNano())
+	_, err := a.db.ExecContext(ctx, `INSERT INTO users (id, name, password_hash, token_hash, created_at) VALUES (?, ?, ?, ?, ?)`,
+		newUserID(), name, hash, hashToken(tok), time.Now().UnixNano())
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
 			return "", api.Errorf(api.CodeConflict, "user %q exists", name)
@@ -102,7 +110,8 @@ func hashPassword(pw string) ([]byte, error) {
 	return bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
 }
 
-// SetPassword changes a user's password ("" removes it).
+// SetPassword changes a user's password ("" removes it) and ends their
+// browser sessions.
 func (a *Accounts) SetPassword(ctx context.Context, name, password string) error {
 	var hash []byte
 	if password != "" {
@@ -111,28 +120,37 @@ func (a *Accounts) SetPassword(ctx context.Context, name, password string) error
 			return err
 		}
 	}
-	return a.exec1(ctx, "user", name, `UPDATE users SET password_hash = ? WHERE name = ?`, hash, name)
+	return a.changeUser(ctx, name, `UPDATE users SET password_hash = ? WHERE id = ?`, hash)
 }
 
-// RotateToken gives a user a new API token; the old one stops working.
+// RotateToken gives a user a new API token; the old one stops working, and
+// the user's browser sessions end.
 func (a *Accounts) RotateToken(ctx context.Context, name string) (string, error) {
 	tok := newToken(userTokenPrefix)
-	return tok, a.exec1(ctx, "user", name, `UPDATE users SET token_hash = ? WHERE name = ?`, hashToken(tok), name)
+	return tok, a.changeUser(ctx, name, `UPDATE users SET token_hash = ? WHERE id = ?`, hashToken(tok))
 }
 
-// RemoveUser deletes a user and their devices.
+// RemoveUser deletes a user, their devices, browser sessions, push
+// subscriptions and notification log.
 func (a *Accounts) RemoveUser(ctx context.Context, name string) error {
 	tx, err := a.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE name = ?`, name)
+	id, err := userID(ctx, tx, name)
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return api.Errorf(api.CodeNotFound, "no user %q", name)
+	if _, err := store.EndUserLogins(ctx, tx, id); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = ?`, id); err != nil {
+		return err
+	}
+	// What is kept by name would reach a new user of that name.
+	if err := store.ForgetUser(ctx, tx, name); err != nil {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM device_sessions WHERE device_id IN (SELECT id FROM devices WHERE owner = ?)`, name); err != nil {
 		return err
@@ -163,41 +181,37 @@ func (a *Accounts) Users(ctx context.Context) ([]User, error) {
 	return out, rows.Err()
 }
 
-func (a *Accounts) exec1(ctx context.Context, what, name, q string, args ...any) error {
-	res, err := a.db.ExecContext(ctx, q, args...)
-	if err != nil {
-		return err
+// ByToken finds the user of an API token (web.Accounts). A token of an
+// older corral serve has no prefix (LocalAccounts), so any string is
+// looked up: by its hash, one indexed row.
+func (a *Accounts) ByToken(ctx context.Context, token string) (store.UserRef, bool) {
+	if token == "" || strings.HasPrefix(token, deviceTokenPrefix) || strings.HasPrefix(token, loginLinkPrefix) {
+		return store.UserRef{}, false
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return api.Errorf(api.CodeNotFound, "no %s %q", what, name)
-	}
-	return nil
+	var u store.UserRef
+	err := a.db.QueryRowContext(ctx, `SELECT id, name FROM users WHERE token_hash = ?`, hashToken(token)).Scan(&u.ID, &u.Name)
+	return u, err == nil
 }
 
-// ByToken finds the user of an API token (web.Accounts).
-func (a *Accounts) ByToken(ctx context.Context, token string) (string, bool) {
-	if !strings.HasPrefix(token, userTokenPrefix) {
-		return "", false
+// ByPassword checks a user's password (web.Accounts). On one machine the
+// name is ignored: there is one user.
+func (a *Accounts) ByPassword(ctx context.Context, user, password string) (store.UserRef, bool) {
+	if a.single != "" {
+		user = a.single
 	}
-	var name string
-	err := a.db.QueryRowContext(ctx, `SELECT name FROM users WHERE token_hash = ?`, hashToken(token)).Scan(&name)
-	return name, err == nil
-}
-
-// ByPassword checks a user's password (web.Accounts).
-func (a *Accounts) ByPassword(ctx context.Context, user, password string) (string, bool) {
 	var hash []byte
-	err := a.db.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE name = ?`, user).Scan(&hash)
+	var u store.UserRef
+	err := a.db.QueryRowContext(ctx, `SELECT id, name, password_hash FROM users WHERE name = ?`, user).Scan(&u.ID, &u.Name, &hash)
 	if err != nil || len(hash) == 0 {
 		// Spend the same time as a real check, so a wrong name and a wrong
 		// password look alike.
 		bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
-		return "", false
+		return store.UserRef{}, false
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
-		return "", false
+		return store.UserRef{}, false
 	}
-	return user, true
+	return u, true
 }
 
 // dummyHash is made on first use: bcrypt takes ~50 ms, which every corral
@@ -210,12 +224,16 @@ var dummyHash = sync.OnceValue(func() []byte {
 // PasswordSet: the login form offers passwords (web.Accounts).
 func (a *Accounts) PasswordSet(ctx context.Context) bool {
 	var n int
-	a.db.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE length(password_hash) > 0`).Scan(&n)
+	if a.single != "" {
+		a.db.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE name = ? AND length(password_hash) > 0`, a.single).Scan(&n)
+	} else {
+		a.db.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE length(password_hash) > 0`).Scan(&n)
+	}
 	return n > 0
 }
 
 // MultiUser: the login form asks for a user name (web.Accounts).
-func (a *Accounts) MultiUser() bool { return true }
+func (a *Accounts) MultiUser() bool { return a.single == "" }
 
 // Device is a machine allowed to connect.
 type Device struct {
@@ -226,10 +244,18 @@ type Device struct {
 	Revoked   bool      `json:"revoked"`
 	Hostname  string    `json:"hostname,omitempty"`
 	LastSeen  time.Time `json:"last_seen,omitzero"`
+	// Key is the fingerprint of the device's key (devicekey.Fingerprint),
+	// empty until it enrols; EnrollExpires is when its unspent enrolment
+	// token stops working (zero: it has none).
+	Key           string    `json:"key,omitempty"`
+	EnrollExpires time.Time `json:"enroll_expires,omitzero"`
+	// PublicKey is the key itself, as the link carries it.
+	PublicKey string `json:"-"`
 }
 
-// AddDevice registers a device of owner and returns its token (shown once).
-func (a *Accounts) AddDevice(ctx context.Context, owner, name string) (Device, string, error) {
+// AddDevice registers a device of owner and returns a one-time enrolment
+// token for it (shown once), good for ttl (see Enroll).
+func (a *Accounts) AddDevice(ctx context.Context, owner, name string, ttl time.Duration) (Device, string, error) {
 	if err := checkName("device", name); err != nil {
 		return Device{}, "", err
 	}
@@ -240,13 +266,17 @@ func (a *Accounts) AddDevice(ctx context.Context, owner, name string) (Device, s
 	if exists == 0 {
 		return Device{}, "", api.Errorf(api.CodeNotFound, "no user %q (add one with `corral hub user add`)", owner)
 	}
-	tok := newToken(deviceTokenPrefix)
-	d := Device{ID: "d" + hashToken(tok)[:15], Name: name, Owner: owner, CreatedAt: time.Now()}
-	_, err := a.db.ExecContext(ctx, `INSERT INTO devices (id, name, owner, token_hash, created_at) VALUES (?, ?, ?, ?, ?)`,
-		d.ID, d.Name, d.Owner, hashToken(tok), d.CreatedAt.UnixNano())
+	ttl, err := enrollTTL(ttl)
+	if err != nil {
+		return Device{}, "", err
+	}
+	tok := newToken(enrollTokenPrefix)
+	d := Device{ID: newDeviceID(), Name: name, Owner: owner, CreatedAt: time.Now(), EnrollExpires: time.Now().Add(ttl)}
+	_, err = a.db.ExecContext(ctx, `INSERT INTO devices (id, name, owner, created_at, enroll_hash, enroll_expires) VALUES (?, ?, ?, ?, ?, ?)`,
+		d.ID, d.Name, d.Owner, d.CreatedAt.UnixNano(), hashToken(tok), d.EnrollExpires.UnixNano())
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
-			return Device{}, "", api.Errorf(api.CodeConflict, "%s already has a device %q (revoke it first)", owner, name)
+			return Device{}, "", api.Errorf(api.CodeConflict, "%s already has a device %q (enrol it again with `corral hub device enroll`, or revoke it first)", owner, name)
 		}
 		return Device{}, "", err
 	}
@@ -276,15 +306,6 @@ func (a *Accounts) RevokeDevice(ctx context.Context, owner, name string) (Device
 	return d, tx.Commit()
 }
 
-// DeviceByToken finds the live device of a token.
-func (a *Accounts) DeviceByToken(ctx context.Context, token string) (Device, bool) {
-	if !strings.HasPrefix(token, deviceTokenPrefix) {
-		return Device{}, false
-	}
-	d, err := a.device(ctx, `token_hash = ? AND revoked_at IS NULL`, hashToken(token))
-	return d, err == nil
-}
-
 // DeviceByID finds a device, revoked or not.
 func (a *Accounts) DeviceByID(ctx context.Context, id string) (Device, error) {
 	return a.device(ctx, `id = ?`, id)
@@ -293,9 +314,10 @@ func (a *Accounts) DeviceByID(ctx context.Context, id string) (Device, error) {
 func (a *Accounts) device(ctx context.Context, where string, args ...any) (Device, error) {
 	var d Device
 	var created int64
-	var revoked, seen sql.NullInt64
-	err := a.db.QueryRowContext(ctx, `SELECT id, name, owner, created_at, revoked_at, hostname, last_seen FROM devices WHERE `+where, args...).
-		Scan(&d.ID, &d.Name, &d.Owner, &created, &revoked, &d.Hostname, &seen)
+	var revoked, seen, expires sql.NullInt64
+	var pub sql.NullString
+	err := a.db.QueryRowContext(ctx, `SELECT id, name, owner, created_at, revoked_at, hostname, last_seen, public_key, enroll_expires FROM devices WHERE `+where, args...).
+		Scan(&d.ID, &d.Name, &d.Owner, &created, &revoked, &d.Hostname, &seen, &pub, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Device{}, api.Errorf(api.CodeNotFound, "no such device")
 	}
@@ -306,6 +328,13 @@ func (a *Accounts) device(ctx context.Context, where string, args ...any) (Devic
 	d.Revoked = revoked.Valid
 	if seen.Valid {
 		d.LastSeen = time.Unix(0, seen.Int64)
+	}
+	if pub.Valid {
+		d.PublicKey = pub.String
+		d.Key = fingerprint(pub.String)
+	}
+	if expires.Valid {
+		d.EnrollExpires = time.Unix(0, expires.Int64)
 	}
 	return d, nil
 }

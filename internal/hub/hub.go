@@ -8,18 +8,17 @@ package hub
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/link"
 	"github.com/corral-dev/corral/internal/store"
@@ -53,10 +52,15 @@ type Options struct {
 	Heartbeat time.Duration
 }
 
+// hubIDKey is where the hub keeps its id, which devices sign with each
+// challenge (docs/protocol.md).
+const hubIDKey = "hub_id"
+
 // Hub routes between users and devices.
 type Hub struct {
 	o   Options
 	log *slog.Logger
+	id  string
 
 	mu      sync.Mutex
 	users   map[string]*events.Bus // by owner
@@ -70,8 +74,14 @@ type Hub struct {
 
 // device is one device's state.
 type device struct {
-	info     DeviceInfo
-	peer     *link.Peer // nil while offline
+	info DeviceInfo
+	peer *link.Peer // nil while offline
+	// key is the key peer proved (remote devices); connecting says a
+	// connection passed its checks and is becoming peer (claim).
+	key        string
+	connecting bool
+	// conflict is the latest connection refused because peer was live.
+	conflict *api.DeviceConflict
 	hello    link.Msg
 	lastSeen time.Time
 	sessions map[string]api.Session
@@ -89,6 +99,11 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 		o.Heartbeat = Heartbeat
 	}
 	h := &Hub{o: o, log: o.Logger, users: map[string]*events.Bus{}, devices: map[string]*device{}, owner: map[string]string{}, synced: map[string][]chan struct{}{}}
+	id, err := loadHubID(ctx, o.Store)
+	if err != nil {
+		return nil, err
+	}
+	h.id = id
 	if err := h.load(ctx); err != nil {
 		return nil, err
 	}
@@ -161,43 +176,39 @@ func (h *Hub) load(ctx context.Context) error {
 	return rows.Err()
 }
 
-// LinkHandler serves GET /api/v1/link: devices dial in here.
-func (h *Hub) LinkHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if v := r.URL.Query().Get("v"); v != fmt.Sprint(link.Protocol) {
-			http.Error(w, fmt.Sprintf("unsupported link protocol %q; this hub speaks v=%d", v, link.Protocol), http.StatusBadRequest)
-			return
-		}
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || h.o.Accounts == nil {
-			h.log.Warn("device link without a token refused", "from", r.RemoteAddr)
-			http.Error(w, "missing device token", http.StatusUnauthorized)
-			return
-		}
-		d, ok := h.o.Accounts.DeviceByToken(r.Context(), tok)
-		if !ok {
-			h.log.Warn("device link with a wrong or revoked token refused", "from", r.RemoteAddr)
-			http.Error(w, "wrong or revoked device token", http.StatusUnauthorized)
-			return
-		}
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
-		if err != nil {
-			return
-		}
-		info := DeviceInfo{ID: d.ID, Name: d.Name, Owner: d.Owner}
-		err = h.Attach(r.Context(), info, link.NewWebSocket(c, 0))
-		h.log.Info("device link ended", "device", d.String(), "from", r.RemoteAddr, "err", err)
-	})
+// Attach serves one connection of a device on the hub's own process (the
+// in-memory link of corral serve) until it ends. Remote devices come in
+// through LinkHandler, which proves their key first.
+func (h *Hub) Attach(ctx context.Context, info DeviceInfo, c link.Conn) error {
+	return h.attach(ctx, info, c, nil)
 }
 
-// Attach serves one device connection until it ends. A newer connection of
-// the same device replaces an older one.
-func (h *Hub) Attach(ctx context.Context, info DeviceInfo, c link.Conn) error {
-	hello, err := link.ServerHello(ctx, c, func(hello link.Msg) (link.Msg, error) {
-		return link.Msg{T: link.TypeWelcome, DeviceID: info.ID, DeviceName: info.Name, HubVersion: version.String(),
-			HeartbeatMS: h.o.Heartbeat.Milliseconds()}, nil
-	})
+// attach serves one device connection until it ends: the handshake (the
+// challenge, and for a remote device its proof, docs/protocol.md), then
+// the link. A device has one connection at a time: a second one is
+// refused while the first answers (claim).
+func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *linkAuth) error {
+	nonce := devicekey.NewNonce()
+	claimed, enrolled := false, false
+	hello, err := link.ServerHello(ctx, c, link.Msg{Nonce: base64.RawURLEncoding.EncodeToString(nonce), HubID: h.id},
+		func(hello link.Msg) (link.Msg, error) {
+			if auth != nil {
+				var err error
+				if enrolled, err = h.prove(ctx, info, auth, nonce, hello); err != nil {
+					return link.Msg{}, err
+				}
+			}
+			if err := h.claim(ctx, info, auth, hello); err != nil {
+				return link.Msg{}, err
+			}
+			claimed = true
+			return link.Msg{T: link.TypeWelcome, DeviceID: info.ID, DeviceName: info.Name, HubVersion: version.String(),
+				HeartbeatMS: h.o.Heartbeat.Milliseconds(), Enrolled: enrolled}, nil
+		})
 	if err != nil {
+		if claimed {
+			h.unclaim(info.ID)
+		}
 		return fmt.Errorf("handshake: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -217,14 +228,21 @@ func (h *Hub) Attach(ctx context.Context, info DeviceInfo, c link.Conn) error {
 	old := dev.peer
 	dev.info = info
 	dev.peer, dev.hello, dev.lastSeen = peer, hello, time.Now()
+	dev.connecting = false
+	dev.key = ""
+	if auth != nil {
+		dev.key = auth.key
+	}
 	h.mu.Unlock()
 	if old != nil {
+		// claim found it dead, or proving a key that is no longer the
+		// device's.
 		old.Close(link.StatusReplaced, "replaced by a newer connection")
 	}
 	if h.o.Accounts != nil && !info.Local {
 		h.o.Accounts.Seen(ctx, info.ID, hello.Hostname)
 	}
-	h.log.Info("device connected", "device", info.Name, "owner", info.Owner, "host", hello.Hostname, "version", hello.Version)
+	h.log.Info("device connected", "device", info.Name, "owner", info.Owner, "host", hello.Hostname, "version", hello.Version, "enrolled", enrolled)
 
 	go peer.Heartbeat(ctx, h.o.Heartbeat)
 	err = peer.Run(ctx)
@@ -441,8 +459,9 @@ func (h *Hub) Kick(deviceID string) {
 	}
 }
 
-// Watch cuts off connected devices whose token was revoked (by the
-// management commands, in another process) until ctx ends.
+// Watch cuts off connected devices that were revoked, or whose key was
+// replaced by a new enrolment (by the management commands, in another
+// process), until ctx ends.
 func (h *Hub) Watch(ctx context.Context) {
 	if h.o.Accounts == nil {
 		return
@@ -455,20 +474,39 @@ func (h *Hub) Watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		type live struct{ id, key string }
 		h.mu.Lock()
-		var ids []string
+		var devs []live
 		for id, d := range h.devices {
 			if !d.info.Local {
-				ids = append(ids, id)
+				devs = append(devs, live{id, d.key})
 			}
 		}
 		h.mu.Unlock()
-		for _, id := range ids {
-			if _, err := h.o.Accounts.DeviceByID(ctx, id); err != nil && ctx.Err() == nil {
-				h.log.Warn("device revoked; cutting it off", "device", id)
-				h.Kick(id)
+		for _, l := range devs {
+			d, err := h.o.Accounts.DeviceByID(ctx, l.id)
+			switch {
+			case errors.Is(err, api.ErrNotFound):
+				h.log.Warn("device revoked; cutting it off", "device", l.id)
+				h.Kick(l.id)
+			case err == nil && l.key != "" && d.PublicKey != l.key:
+				h.log.Warn("device enrolled again with another key; cutting off the connection with the old one", "device", d.String())
+				h.cut(l.id, l.key)
 			}
 		}
+	}
+}
+
+// cut closes a device's connection if it proved key.
+func (h *Hub) cut(deviceID, key string) {
+	h.mu.Lock()
+	var p *link.Peer
+	if dev := h.devices[deviceID]; dev != nil && dev.key == key {
+		p = dev.peer
+	}
+	h.mu.Unlock()
+	if p != nil {
+		p.Close(link.StatusPolicy, errNotKey.Error())
 	}
 }
 
@@ -482,7 +520,7 @@ func (h *Hub) DevicesOf(user string) []api.Device {
 			continue
 		}
 		out = append(out, api.Device{ID: d.info.ID, Name: d.info.Name, Online: d.peer != nil, Hostname: d.hello.Hostname,
-			OS: d.hello.OS, Version: d.hello.Version, LastSeen: d.lastSeen})
+			OS: d.hello.OS, Version: d.hello.Version, LastSeen: d.lastSeen, Key: fingerprint(d.key), Conflict: d.shownConflict()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -133,7 +133,7 @@ func newDevicesHub(tb testing.TB, n int) (*Hub, []string, *store.Store, *Account
 	}
 	var ids []string
 	for i := range n {
-		d, _, err := acc.AddDevice(ctx, "alice", fmt.Sprintf("box%d", i))
+		d, _, err := acc.AddDevice(ctx, "alice", fmt.Sprintf("box%d", i), 0)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -59,8 +59,12 @@ const (
 	StatusTooBig      = 1009
 	StatusInternal    = 1011
 	// StatusReplaced closes a device's older connection when a new one
-	// arrives.
+	// arrives and the older one is found dead.
 	StatusReplaced = 4001
+	// StatusConflict refuses a device's connection while another
+	// connection with its key is live and healthy: two machines use one
+	// identity.
+	StatusConflict = 4003
 )
 
 // maxReason is the longest close reason a WebSocket close frame can carry.
@@ -118,6 +122,8 @@ func statusText(code int) string {
 		return "internal error"
 	case StatusReplaced:
 		return "replaced"
+	case StatusConflict:
+		return "identity in use"
 	}
 	return "status"
 }

@@ -9,8 +9,14 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 )
 
-// Protocol is the version of the device link this package speaks.
-const Protocol = 1
+// Protocol is the version of the device link this package speaks. Version
+// 2 starts with the hub's challenge, which the agent's hello answers with
+// a signature of its device key (docs/protocol.md, "Connecting").
+const Protocol = 2
+
+// HeaderDeviceKey is the header of the upgrade request that names the
+// device's public key (base64url, internal/devicekey).
+const HeaderDeviceKey = "Corral-Device-Key"
 
 // MaxFrame is the largest message, text or binary, either end accepts; a
 // larger one closes the link with status 1009.
@@ -18,8 +24,9 @@ const MaxFrame = 1 << 20
 
 // Message types (the "t" of every control message).
 const (
-	TypeHello      = "hello"       // A→H, first message
-	TypeWelcome    = "welcome"     // H→A, first answer
+	TypeChallenge  = "challenge"   // H→A, first message: nonce and hub_id
+	TypeHello      = "hello"       // A→H, its answer, signed
+	TypeWelcome    = "welcome"     // H→A, the hello was accepted
 	TypeSync       = "sync"        // A→H, seq and the full list of sessions
 	TypeEvent      = "event"       // A→H, seq and one api.Event
 	TypeReq        = "req"         // a request: id, op, args
@@ -87,19 +94,29 @@ type Msg struct {
 	// unknown types that expect an answer.
 	ID uint64 `json:"id,omitempty"`
 
-	// hello
+	// challenge: a fresh random nonce (base64url) and the hub's id
+	Nonce string `json:"nonce,omitempty"`
+	HubID string `json:"hub_id,omitempty"`
+
+	// hello. Host and Sig answer the challenge: the hub's host as the
+	// agent dialed it, and the device key's signature (base64url) of
+	// host, hub id and nonce (internal/devicekey).
 	Protocol     int      `json:"protocol,omitempty"`
 	Hostname     string   `json:"hostname,omitempty"`
 	OS           string   `json:"os,omitempty"`
 	Arch         string   `json:"arch,omitempty"`
 	Version      string   `json:"version,omitempty"`
 	Capabilities []string `json:"capabilities,omitempty"`
+	Host         string   `json:"host,omitempty"`
+	Sig          string   `json:"sig,omitempty"`
 
-	// welcome
+	// welcome. Enrolled: this connection bound the device's key, and the
+	// enrolment token it came with is spent.
 	DeviceID    string `json:"device_id,omitempty"`
 	DeviceName  string `json:"device_name,omitempty"`
 	HubVersion  string `json:"hub_version,omitempty"`
 	HeartbeatMS int64  `json:"heartbeat_ms,omitempty"`
+	Enrolled    bool   `json:"enrolled,omitempty"`
 
 	// sync and event. Seq is the agent's event sequence number.
 	Seq      uint64        `json:"seq,omitempty"`
@@ -131,7 +148,7 @@ type Msg struct {
 // and log and ignore the others.
 func (m Msg) Known() bool {
 	switch m.T {
-	case TypeHello, TypeWelcome, TypeSync, TypeEvent, TypeReq, TypeRes,
+	case TypeChallenge, TypeHello, TypeWelcome, TypeSync, TypeEvent, TypeReq, TypeRes,
 		TypePing, TypePong, TypeTermExit, TypeTermRedraw, TypeTermAck:
 		return true
 	}
@@ -143,8 +160,10 @@ func (m Msg) Known() bool {
 func (m Msg) MarshalJSON() ([]byte, error) {
 	w := wireMsg{
 		T: m.T, ID: m.ID,
+		Nonce: m.Nonce, HubID: m.HubID,
 		Protocol: m.Protocol, Hostname: m.Hostname, OS: m.OS, Arch: m.Arch, Version: m.Version, Capabilities: m.Capabilities,
-		DeviceID: m.DeviceID, DeviceName: m.DeviceName, HubVersion: m.HubVersion, HeartbeatMS: m.HeartbeatMS,
+		Host: m.Host, Sig: m.Sig,
+		DeviceID: m.DeviceID, DeviceName: m.DeviceName, HubVersion: m.HubVersion, HeartbeatMS: m.HeartbeatMS, Enrolled: m.Enrolled,
 		Event: m.Event,
 		Op:    m.Op, Args: m.Args,
 		Result: m.Result, Error: m.Error,
@@ -175,16 +194,21 @@ func (m Msg) MarshalJSON() ([]byte, error) {
 type wireMsg struct {
 	T            string          `json:"t"`
 	ID           uint64          `json:"id,omitempty"`
+	Nonce        string          `json:"nonce,omitempty"`
+	HubID        string          `json:"hub_id,omitempty"`
 	Protocol     int             `json:"protocol,omitempty"`
 	Hostname     string          `json:"hostname,omitempty"`
 	OS           string          `json:"os,omitempty"`
 	Arch         string          `json:"arch,omitempty"`
 	Version      string          `json:"version,omitempty"`
 	Capabilities []string        `json:"capabilities,omitempty"`
+	Host         string          `json:"host,omitempty"`
+	Sig          string          `json:"sig,omitempty"`
 	DeviceID     string          `json:"device_id,omitempty"`
 	DeviceName   string          `json:"device_name,omitempty"`
 	HubVersion   string          `json:"hub_version,omitempty"`
 	HeartbeatMS  int64           `json:"heartbeat_ms,omitempty"`
+	Enrolled     bool            `json:"enrolled,omitempty"`
 	Seq          *uint64         `json:"seq,omitempty"`
 	Sessions     *[]api.Session  `json:"sessions,omitempty"`
 	Event        *api.Event      `json:"event,omitempty"`

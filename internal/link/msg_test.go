@@ -26,11 +26,13 @@ func TestEncodeMsgWire(t *testing.T) {
 		m    Msg
 		want string
 	}{
-		{Msg{T: TypeHello, Protocol: 1, Hostname: "box", OS: "linux", Arch: "amd64", Version: "0.3",
-			Capabilities: []string{CapSessions, CapTerminal}},
-			`{"t":"hello","protocol":1,"hostname":"box","os":"linux","arch":"amd64","version":"0.3","capabilities":["sessions","terminal"]}`},
+		{Msg{T: TypeChallenge, Nonce: "bm9uY2U", HubID: "h1"}, `{"t":"challenge","nonce":"bm9uY2U","hub_id":"h1"}`},
+		{Msg{T: TypeHello, Protocol: 2, Hostname: "box", OS: "linux", Arch: "amd64", Version: "0.3",
+			Capabilities: []string{CapSessions, CapTerminal}, Host: "hub.example.com", Sig: "c2ln"},
+			`{"t":"hello","protocol":2,"hostname":"box","os":"linux","arch":"amd64","version":"0.3","capabilities":["sessions","terminal"],"host":"hub.example.com","sig":"c2ln"}`},
 		{Msg{T: TypeWelcome, DeviceID: "d1", DeviceName: "box", HubVersion: "0.3", HeartbeatMS: 15000},
 			`{"t":"welcome","device_id":"d1","device_name":"box","hub_version":"0.3","heartbeat_ms":15000}`},
+		{Msg{T: TypeWelcome, DeviceID: "d1", Enrolled: true}, `{"t":"welcome","device_id":"d1","enrolled":true}`},
 		{Msg{T: TypeSync}, `{"t":"sync","seq":0,"sessions":[]}`},
 		{Msg{T: TypeSync, Seq: 7, Sessions: []api.Session{{ID: "s1"}}},
 			`{"t":"sync","seq":7,"sessions":[{"id":"s1","name":"","dir":"","kind":"","status":"","claude_session_id":"","current_tool":"","waiting_for":null,"error":"","usage":{},"created_at":"0001-01-01T00:00:00Z","updated_at":"0001-01-01T00:00:00Z"}]}`},

@@ -74,6 +74,13 @@ type Peer struct {
 	pinging  atomic.Bool
 	running  atomic.Bool
 
+	// probeCh is closed when the next message arrives, for Ping; nil
+	// while nobody waits (probing says whether someone does, so the
+	// reader takes no lock for it otherwise).
+	probeMu sync.Mutex
+	probeCh chan struct{}
+	probing atomic.Bool
+
 	mu      sync.Mutex
 	pending map[uint64]chan answer // nil once the link is down
 	err     error
@@ -369,6 +376,51 @@ func (p *Peer) Heartbeat(ctx context.Context, every time.Duration) error {
 
 func (p *Peer) touch() { p.lastRecv.Store(int64(time.Since(p.start))) }
 
+// heard wakes a Ping waiting for the next message: one just arrived.
+func (p *Peer) heard() {
+	if p.probing.Load() {
+		p.probeMu.Lock()
+		if p.probeCh != nil {
+			close(p.probeCh)
+			p.probeCh = nil
+		}
+		p.probing.Store(false)
+		p.probeMu.Unlock()
+	}
+}
+
+// Ping asks whether the other end is alive: it sends a ping and returns
+// nil as soon as anything at all arrives from the other end (its pong, or
+// any other message: the other end sends one pong at a time, and any
+// message proves it is there). It returns ctx's error when nothing came in
+// time, or why the link ended. The hub uses it to tell a device's healthy
+// connection from a dead one that has not timed out yet.
+func (p *Peer) Ping(ctx context.Context) error {
+	p.probeMu.Lock()
+	if p.probeCh == nil {
+		p.probeCh = make(chan struct{})
+	}
+	ch := p.probeCh
+	p.probing.Store(true)
+	p.probeMu.Unlock()
+	b, err := EncodeMsg(Msg{T: TypePing, ID: p.nextID.Add(1)})
+	if err != nil {
+		return err
+	}
+	// In the background, like Heartbeat's pings: a write stuck behind a
+	// slow one must not hide an answer; the write gives up with ctx (or
+	// after WriteTimeout once it started).
+	go func() { _ = p.write(ctx, Text, b) }()
+	select {
+	case <-ch:
+		return nil
+	case <-p.done:
+		return p.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (p *Peer) sinceRecv() time.Duration {
 	return time.Since(p.start) - time.Duration(p.lastRecv.Load())
 }
@@ -466,6 +518,7 @@ func (p *Peer) readLoop(ctx context.Context) {
 			return
 		}
 		p.touch()
+		p.heard()
 		if !p.dispatch(kind, b) {
 			return
 		}

@@ -629,3 +629,34 @@ func waitFor(t testing.TB, cond func() bool) {
 	}
 	t.Fatal("condition not met")
 }
+
+// Ping: a live peer answers at once; a silent one does not, and Ping gives
+// up with its context (the link stays up: only the caller decides it is
+// dead); a closed link says why.
+func TestPing(t *testing.T) {
+	eachKind(t, func(t *testing.T, kind string) {
+		hub, ag, _, _ := pair(t, kind, Options{})
+		for range 3 { // several in a row: one pong at a time is enough
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := hub.Ping(ctx); err != nil {
+				t.Fatalf("ping of a live peer: %v", err)
+			}
+			cancel()
+		}
+		ag.Close(StatusNormal, "bye")
+		if err := hub.Ping(ctxT(t)); !errors.Is(err, ErrClosed) {
+			t.Errorf("ping of a closed link: %v", err)
+		}
+
+		c := newConns(t, kind) // c.b stays silent
+		p := run(t, c.a, Options{})
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		if err := p.Ping(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("ping of a silent peer: %v", err)
+		}
+		if p.Err() != nil {
+			t.Errorf("a ping that got no answer ended the link: %v", p.Err())
+		}
+	})
+}

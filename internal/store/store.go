@@ -84,6 +84,43 @@ var migrations = []string{
 		session TEXT NOT NULL,
 		PRIMARY KEY (device_id, session_id)
 	);`,
+	// Logins that can be taken back (docs/web-protocol.md): users get stable
+	// ids, so a new user under an old name is someone else; browser sessions
+	// and one-time login links live here, keyed by hashes of their secrets.
+	// The single-machine secrets of the kv table move into the users table
+	// (internal/hub.LocalAccounts); the cookie key and generation go.
+	`ALTER TABLE users ADD COLUMN id TEXT;
+	UPDATE users SET id = lower(hex(randomblob(16)));
+	CREATE UNIQUE INDEX users_id ON users (id);
+	CREATE TABLE web_sessions (
+		id TEXT PRIMARY KEY,
+		secret_hash TEXT NOT NULL UNIQUE,
+		user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+		created_at INTEGER NOT NULL,
+		last_seen INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL,
+		user_agent TEXT NOT NULL DEFAULT '',
+		address TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX web_sessions_user ON web_sessions (user_id);
+	CREATE TABLE login_links (
+		hash TEXT PRIMARY KEY,
+		user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+		created_at INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL
+	);
+	DELETE FROM kv WHERE key IN ('web.cookie_key', 'web.generation');`,
+	// Devices prove an Ed25519 key (internal/devicekey). public_key is
+	// bound on first use of a one-time enrolment token (kept hashed, with
+	// its expiry). A device from before keeps its row, name and cached
+	// sessions, but its old token_hash no longer lets it in: it enrols
+	// again (docs/hub.md, "Upgrading from device tokens").
+	`ALTER TABLE devices ADD COLUMN public_key TEXT;
+	ALTER TABLE devices ADD COLUMN enroll_hash TEXT;
+	ALTER TABLE devices ADD COLUMN enroll_expires INTEGER;
+	ALTER TABLE devices ADD COLUMN enrolled_at INTEGER;
+	CREATE UNIQUE INDEX devices_public_key ON devices (public_key);
+	CREATE UNIQUE INDEX devices_enroll_hash ON devices (enroll_hash);`,
 }
 
 // Open opens (creating if needed) the database at path with mode 0600.

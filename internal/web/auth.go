@@ -7,28 +7,19 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
-	"strconv"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
-	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/time/rate"
 
-	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/store"
-)
-
-// Keys of the secrets kept in the store.
-const (
-	KeyAccessToken = "web.access_token"
-	KeyCookieKey   = "web.cookie_key"
-	KeyPassword    = "web.password"   // bcrypt hash
-	KeyGeneration  = "web.generation" // bumped to log every browser out
 )
 
 // Cookie names.
@@ -36,92 +27,95 @@ const (
 	cookieSession = "corral_session"
 	cookieCSRF    = "corral_csrf"
 	headerCSRF    = "X-Corral-CSRF"
-	sessionLife   = 30 * 24 * time.Hour
 )
 
-// Accounts says who may log in: the one person of a single-machine
-// `corral serve` (LocalAccounts), or a hub's users.
+// Browser sessions (docs/web-protocol.md): a row in the store that the
+// cookie names; the cookie is worth nothing once the row is gone.
+const (
+	// SessionLife is the most a browser session lasts after logging in.
+	SessionLife = 30 * 24 * time.Hour
+	// SessionIdle ends a browser session that was not used for this long.
+	SessionIdle = 7 * 24 * time.Hour
+	// touchEvery: last seen is written at most this often, not on every
+	// request.
+	touchEvery = time.Minute
+	// keepSessions bounds a user's sessions; logging in again drops the
+	// least recently used beyond it.
+	keepSessions = 50
+	// maxClientText bounds the user agent and address kept per session.
+	maxClientText = 200
+)
+
+// Accounts say who may log in: the users of a hub, or the one person of a
+// single-machine `corral serve` (internal/hub.Accounts both).
 type Accounts interface {
-	// ByToken finds the user of an access token.
-	ByToken(ctx context.Context, token string) (user string, ok bool)
+	// ByToken finds the user of a long-lived API token.
+	ByToken(ctx context.Context, token string) (store.UserRef, bool)
 	// ByPassword checks a password; in single-user mode user is ignored.
-	ByPassword(ctx context.Context, user, password string) (string, bool)
+	ByPassword(ctx context.Context, user, password string) (store.UserRef, bool)
+	// ByLoginLink spends a one-time login link: true at most once.
+	ByLoginLink(ctx context.Context, link string) (store.UserRef, bool)
 	// PasswordSet: a password login is possible.
 	PasswordSet(ctx context.Context) bool
 	// MultiUser: the login form asks for a user name.
 	MultiUser() bool
 }
 
+// AuthOptions configure Auth.
+type AuthOptions struct {
+	// Secure marks the cookies Secure (the dashboard is served with TLS).
+	Secure bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (--trusted-proxy); from anyone else the header is ignored.
+	TrustedProxies []netip.Prefix
+	// Recheck is how often a long-lived request (a WebSocket, the event
+	// stream) checks that its credential still holds; default 5 s.
+	Recheck time.Duration
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+	// AddressLimit and AccountLimit bound failed logins per client address
+	// and per account. By default an address gets 20, then one every 3 s
+	// (it may be many people behind a NAT); an account 5, then one every
+	// 6 s.
+	AddressLimit, AccountLimit Limit
+}
+
+// Limit allows Burst failed attempts, then one more every Every.
+type Limit struct {
+	Burst int
+	Every time.Duration
+}
+
 // Auth checks who is calling: a browser with a session cookie, or a script
-// with an access token as a bearer token.
+// with an API token as a bearer token.
 type Auth struct {
 	store    *store.Store
 	accounts Accounts
-	key      []byte
-	secure   bool
+	o        AuthOptions
 
-	mu         sync.Mutex
-	generation string
-	limits     map[string]*rate.Limiter
-	lastSweep  time.Time
+	// Failed logins are limited per client address and per account: behind
+	// a proxy many people share an address, and a guesser may use many.
+	addrs, accts *limiters
 }
 
-// NewAuth loads (making on first run) the cookie key.
-func NewAuth(ctx context.Context, st *store.Store, accounts Accounts, secure bool) (*Auth, error) {
-	key, err := st.SetIfAbsent(ctx, KeyCookieKey, []byte(randomString(32)))
-	if err != nil {
-		return nil, fmt.Errorf("cookie key: %w", err)
+// NewAuth checks credentials against accounts, with browser sessions in st.
+func NewAuth(st *store.Store, accounts Accounts, o AuthOptions) *Auth {
+	if o.Recheck <= 0 {
+		o.Recheck = 5 * time.Second
 	}
-	gen, err := st.SetIfAbsent(ctx, KeyGeneration, []byte("1"))
-	if err != nil {
-		return nil, err
+	if o.Now == nil {
+		o.Now = time.Now
 	}
-	return &Auth{store: st, accounts: accounts, key: key, secure: secure, generation: string(gen), limits: map[string]*rate.Limiter{}}, nil
-}
-
-// LocalAccounts is the single person of `corral serve`: the access token
-// made on first run, and the optional password of `corral passwd`.
-type LocalAccounts struct {
-	store *store.Store
-	token string
-}
-
-// LoadLocalAccounts loads (making on first run) the access token.
-func LoadLocalAccounts(ctx context.Context, st *store.Store) (*LocalAccounts, error) {
-	tok, err := st.SetIfAbsent(ctx, KeyAccessToken, []byte(randomString(32)))
-	if err != nil {
-		return nil, fmt.Errorf("access token: %w", err)
+	if o.AddressLimit.Burst <= 0 || o.AddressLimit.Every <= 0 {
+		o.AddressLimit = Limit{Burst: 20, Every: 3 * time.Second}
 	}
-	return &LocalAccounts{store: st, token: string(tok)}, nil
-}
-
-// AccessToken is the token printed in the login URL.
-func (l *LocalAccounts) AccessToken() string { return l.token }
-
-func (l *LocalAccounts) ByToken(_ context.Context, t string) (string, bool) {
-	if t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(l.token)) == 1 {
-		return identity.Local, true
+	if o.AccountLimit.Burst <= 0 || o.AccountLimit.Every <= 0 {
+		o.AccountLimit = Limit{Burst: 5, Every: 6 * time.Second}
 	}
-	return "", false
+	return &Auth{store: st, accounts: accounts, o: o,
+		addrs: newLimiters(rate.Every(o.AddressLimit.Every), o.AddressLimit.Burst),
+		accts: newLimiters(rate.Every(o.AccountLimit.Every), o.AccountLimit.Burst)}
 }
-
-func (l *LocalAccounts) ByPassword(ctx context.Context, _, pw string) (string, bool) {
-	hash, err := l.store.Get(ctx, KeyPassword)
-	if err != nil || pw == "" {
-		return "", false
-	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(pw)) != nil {
-		return "", false
-	}
-	return identity.Local, true
-}
-
-func (l *LocalAccounts) PasswordSet(ctx context.Context) bool {
-	_, err := l.store.Get(ctx, KeyPassword)
-	return err == nil
-}
-
-func (l *LocalAccounts) MultiUser() bool { return false }
 
 func randomString(n int) string {
 	b := make([]byte, n)
@@ -129,71 +123,17 @@ func randomString(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func (a *Auth) mac(parts ...string) string {
-	m := hmac.New(sha256.New, a.key)
-	for _, p := range parts {
-		m.Write([]byte(p))
-		m.Write([]byte{0})
-	}
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+func hashSecret(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
-func (a *Auth) currentGeneration(ctx context.Context) string {
-	// The generation changes when `corral passwd` runs in another process:
-	// read it through, it is one indexed row.
-	if g, err := a.store.Get(ctx, KeyGeneration); err == nil {
-		a.mu.Lock()
-		a.generation = string(g)
-		a.mu.Unlock()
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.generation
-}
-
-// newCookies logs a browser in as user.
-func (a *Auth) newCookies(ctx context.Context, w http.ResponseWriter, user string) {
-	exp := strconv.FormatInt(time.Now().Add(sessionLife).Unix(), 10)
-	nonce := randomString(16)
-	u := base64.RawURLEncoding.EncodeToString([]byte(user))
-	val := "v2." + u + "." + exp + "." + nonce + "." + a.mac("session", u, exp, nonce, a.currentGeneration(ctx))
-	http.SetCookie(w, &http.Cookie{Name: cookieSession, Value: val, Path: "/", HttpOnly: true, Secure: a.secure,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(sessionLife.Seconds())})
-	http.SetCookie(w, &http.Cookie{Name: cookieCSRF, Value: a.csrfFor(nonce), Path: "/", Secure: a.secure,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(sessionLife.Seconds())})
-}
-
-func (a *Auth) csrfFor(nonce string) string { return a.mac("csrf", nonce)[:32] }
-
-func clearCookies(w http.ResponseWriter) {
-	for _, n := range []string{cookieSession, cookieCSRF} {
-		http.SetCookie(w, &http.Cookie{Name: n, Value: "", Path: "/", MaxAge: -1})
-	}
-}
-
-// session validates the session cookie and returns its user and nonce.
-func (a *Auth) session(r *http.Request) (user, nonce string, ok bool) {
-	c, err := r.Cookie(cookieSession)
-	if err != nil {
-		return "", "", false
-	}
-	parts := strings.Split(c.Value, ".")
-	if len(parts) != 5 || parts[0] != "v2" {
-		return "", "", false
-	}
-	exp, err := strconv.ParseInt(parts[2], 10, 64)
-	if err != nil || time.Now().Unix() > exp {
-		return "", "", false
-	}
-	want := a.mac("session", parts[1], parts[2], parts[3], a.currentGeneration(r.Context()))
-	if subtle.ConstantTimeCompare([]byte(parts[4]), []byte(want)) != 1 {
-		return "", "", false
-	}
-	u, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil || len(u) == 0 {
-		return "", "", false
-	}
-	return string(u), parts[3], true
+// csrfFor is the CSRF value of a session: a MAC keyed by the session's own
+// secret, which only our page can read from its cookie.
+func csrfFor(secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("corral csrf"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))[:32]
 }
 
 // how a request authenticated.
@@ -205,101 +145,298 @@ const (
 	credBearer
 )
 
-// authenticate says how r proves who it is, and who.
-func (a *Auth) authenticate(r *http.Request) (credential, string) {
-	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		if u, ok := a.accounts.ByToken(r.Context(), strings.TrimPrefix(h, "Bearer ")); ok {
-			return credBearer, u
+// principal is who a request is, and how it proved it.
+type principal struct {
+	cred    credential
+	user    store.UserRef
+	session store.WebSession // credCookie
+	secret  string           // credCookie: the cookie's secret
+}
+
+// authenticate says how r proves who it is, and who. A bearer token is
+// never mixed with a cookie: a wrong token is no credential at all.
+func (a *Auth) authenticate(ctx context.Context, r *http.Request) principal {
+	if h := r.Header.Get("Authorization"); h != "" {
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok {
+			return principal{}
 		}
-		return credNone, ""
+		if u, ok := a.accounts.ByToken(ctx, tok); ok {
+			return principal{cred: credBearer, user: u}
+		}
+		return principal{}
 	}
-	if u, _, ok := a.session(r); ok {
-		return credCookie, u
+	c, err := r.Cookie(cookieSession)
+	if err != nil || c.Value == "" || len(c.Value) > 100 {
+		return principal{}
 	}
-	return credNone, ""
+	ws, err := a.store.WebSessionBySecret(ctx, hashSecret(c.Value))
+	if err != nil {
+		return principal{}
+	}
+	now := a.o.Now()
+	if !now.Before(ws.ExpiresAt) || now.Sub(ws.LastSeen) >= SessionIdle {
+		a.store.EndWebSession(ctx, ws.UserID, ws.ID)
+		return principal{}
+	}
+	if now.Sub(ws.LastSeen) >= touchEvery {
+		// Best effort: a failed write only makes last seen older.
+		if a.store.TouchWebSession(ctx, ws.ID, now) == nil {
+			ws.LastSeen = now
+		}
+	}
+	return principal{cred: credCookie, user: store.UserRef{ID: ws.UserID, Name: ws.User}, session: ws, secret: c.Value}
 }
 
 // checkCSRF: a state-changing request made with the cookie must echo the
 // CSRF value that only our own page can read.
-func (a *Auth) checkCSRF(r *http.Request) bool {
-	_, nonce, ok := a.session(r)
-	if !ok {
-		return false
-	}
+func (p principal) checkCSRF(r *http.Request) bool {
 	h := r.Header.Get(headerCSRF)
-	return h != "" && subtle.ConstantTimeCompare([]byte(h), []byte(a.csrfFor(nonce))) == 1
+	return p.cred == credCookie && h != "" && subtle.ConstantTimeCompare([]byte(h), []byte(csrfFor(p.secret))) == 1
 }
 
-// blocked reports whether a client address has used up its failed
-// attempts (bursts of 5, then one per 6 s) and how long it must wait.
-// Only failures are charged (see failed), so a person who types the right
-// password is not locked out by someone else's guessing on their address
-// unless the guessing is going on right now.
-func (a *Auth) blocked(r *http.Request) (bool, time.Duration) {
-	l := a.limiter(clientIP(r))
+// newSession logs a browser in as u: a new row, and cookies that name it.
+func (a *Auth) newSession(ctx context.Context, w http.ResponseWriter, r *http.Request, u store.UserRef) error {
+	now := a.o.Now()
+	secret := randomString(32)
+	ws := store.WebSession{ID: randomHex(8), UserID: u.ID, User: u.Name, CreatedAt: now, LastSeen: now,
+		ExpiresAt: now.Add(SessionLife), UserAgent: clientText(r.UserAgent()), Address: clientText(a.clientIP(r))}
+	if err := a.store.AddWebSession(ctx, ws, hashSecret(secret), keepSessions); err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieSession, Value: secret, Path: "/", HttpOnly: true, Secure: a.o.Secure,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(SessionLife.Seconds())})
+	http.SetCookie(w, &http.Cookie{Name: cookieCSRF, Value: csrfFor(secret), Path: "/", Secure: a.o.Secure,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(SessionLife.Seconds())})
+	return nil
+}
+
+// endSession ends the session r's cookie names, if it is a live one.
+func (a *Auth) endSession(ctx context.Context, r *http.Request) error {
+	c, err := r.Cookie(cookieSession)
+	if err != nil || c.Value == "" || len(c.Value) > 100 {
+		return nil
+	}
+	ws, err := a.store.WebSessionBySecret(ctx, hashSecret(c.Value))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := a.store.EndWebSession(ctx, ws.UserID, ws.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// clientText keeps what a client says about itself printable and short:
+// it is shown in a terminal by `corral sessions`.
+func clientText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() >= maxClientText {
+			break
+		}
+		if unicode.IsPrint(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func clearCookies(w http.ResponseWriter) {
+	for _, n := range []string{cookieSession, cookieCSRF} {
+		http.SetCookie(w, &http.Cookie{Name: n, Value: "", Path: "/", MaxAge: -1})
+	}
+}
+
+// watch returns a context that ends as soon as p's credential no longer
+// holds (logged out, revoked, a new password or token, the user removed),
+// checked every Recheck, and a stop that the caller must call: a WebSocket
+// or an event stream outlives the check made when it opened. Revocations
+// come from other processes (`corral hub user passwd`) through the
+// database, so they are polled, like revoked devices.
+func (a *Auth) watch(ctx context.Context, r *http.Request, p principal) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(a.o.Recheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				now := a.authenticate(ctx, r)
+				if ctx.Err() != nil {
+					return
+				}
+				if now.cred != p.cred || now.user.ID != p.user.ID {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() {
+		cancel()
+		<-done
+	}
+}
+
+// limiters bound failed attempts per key: bursts of burst, then one per
+// every. Only failures are charged (see blocked), so a person who types the
+// right password is not locked out by someone else's guessing unless the
+// guessing is going on right now.
+type limiters struct {
+	every rate.Limit
+	burst int
+
+	mu        sync.Mutex
+	m         map[string]*rate.Limiter
+	lastSweep time.Time
+}
+
+// maxLimiterKeys bounds the memory of a guesser who makes up names or
+// addresses: beyond it they share one limiter.
+const maxLimiterKeys = 10000
+
+func newLimiters(every rate.Limit, burst int) *limiters {
+	return &limiters{every: every, burst: burst, m: map[string]*rate.Limiter{}}
+}
+
+func (l *limiters) get(key string) *rate.Limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	now := time.Now()
-	if l.TokensAt(now) >= 1 {
+	// Sweep now and then, and when full (at most once a second: a sweep
+	// walks the whole map).
+	if now.Sub(l.lastSweep) > 10*time.Minute || len(l.m) >= maxLimiterKeys && now.Sub(l.lastSweep) > time.Second {
+		for k, lim := range l.m {
+			if lim.TokensAt(now) >= float64(lim.Burst()) {
+				delete(l.m, k)
+			}
+		}
+		l.lastSweep = now
+	}
+	lim, ok := l.m[key]
+	if !ok {
+		if len(l.m) >= maxLimiterKeys {
+			key = "\x00overflow"
+			if lim, ok = l.m[key]; ok {
+				return lim
+			}
+		}
+		lim = rate.NewLimiter(l.every, l.burst)
+		l.m[key] = lim
+	}
+	return lim
+}
+
+// blocked reports whether key used up its failed attempts, and how long it
+// must wait.
+func (l *limiters) blocked(key string) (bool, time.Duration) {
+	lim := l.get(key)
+	now := time.Now()
+	if lim.TokensAt(now) >= 1 {
 		return false, 0
 	}
-	res := l.ReserveN(now, 1)
+	res := lim.ReserveN(now, 1)
 	d := res.DelayFrom(now)
 	res.CancelAt(now)
 	return true, d
 }
 
-// failed charges a failed attempt to a client address.
-func (a *Auth) failed(r *http.Request) {
-	a.limiter(clientIP(r)).Allow()
-}
+func (l *limiters) failed(key string) { l.get(key).Allow() }
 
-func (a *Auth) limiter(ip string) *rate.Limiter {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := time.Now()
-	if now.Sub(a.lastSweep) > 10*time.Minute {
-		for k, l := range a.limits {
-			if l.TokensAt(now) >= float64(l.Burst()) {
-				delete(a.limits, k)
-			}
+// blocked reports whether r's client address, or the account it names
+// ("" for none), used up its failed attempts, and how long to wait.
+func (a *Auth) blocked(r *http.Request, account string) (bool, time.Duration) {
+	b, d := a.addrs.blocked(a.clientIP(r))
+	if account != "" {
+		if b2, d2 := a.accts.blocked(account); b2 {
+			return true, max(d, d2)
 		}
-		a.lastSweep = now
 	}
-	l, ok := a.limits[ip]
-	if !ok {
-		l = rate.NewLimiter(rate.Every(6*time.Second), 5)
-		a.limits[ip] = l
-	}
-	return l
+	return b, d
 }
 
-func clientIP(r *http.Request) string {
+// failed charges a failed attempt to r's client address and the account.
+func (a *Auth) failed(r *http.Request, account string) {
+	a.addrs.failed(a.clientIP(r))
+	if account != "" {
+		a.accts.failed(account)
+	}
+}
+
+// maxForwardedHops bounds the X-Forwarded-For entries looked at.
+const maxForwardedHops = 16
+
+// clientIP is the address of r's client: the direct peer, unless the peer
+// is a trusted proxy; then the nearest address in X-Forwarded-For that is
+// not a trusted proxy (the ones further left could be made up by the
+// client).
+func (a *Auth) clientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
 	}
-	return host
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !a.trusted(peer) {
+		return host
+	}
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	client := peer
+	for i, n := len(hops)-1, 0; i >= 0 && n < maxForwardedHops; i, n = i-1, n+1 {
+		ip, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // a malformed hop: trust nothing beyond it
+		}
+		client = ip.Unmap()
+		if !a.trusted(client) {
+			break
+		}
+	}
+	return client.String()
 }
 
-// SetPassword stores a password (empty: none) and logs every browser out.
-func SetPassword(ctx context.Context, st *store.Store, pw string) error {
-	if pw == "" {
-		if err := st.Delete(ctx, KeyPassword); err != nil {
-			return err
-		}
-	} else {
-		if len(pw) < 8 {
-			return errors.New("password: use at least 8 characters")
-		}
-		if len(pw) > 72 {
-			return errors.New("password: at most 72 bytes")
-		}
-		hash, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
-		if err != nil {
-			return err
-		}
-		if err := st.Set(ctx, KeyPassword, hash); err != nil {
-			return err
+func (a *Auth) trusted(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	for _, p := range a.o.TrustedProxies {
+		if p.Contains(ip) {
+			return true
 		}
 	}
-	return st.Set(ctx, KeyGeneration, []byte(randomString(8)))
+	return false
+}
+
+// ParseTrustedProxies parses --trusted-proxy values: CIDRs, or single
+// addresses.
+func ParseTrustedProxies(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		ip, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, errors.New("--trusted-proxy " + s + ": want a CIDR such as 127.0.0.1/32 or 10.0.0.0/8")
+		}
+		ip = ip.Unmap()
+		out = append(out, netip.PrefixFrom(ip, ip.BitLen()))
+	}
+	return out, nil
 }

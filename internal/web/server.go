@@ -10,8 +10,10 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -57,7 +59,7 @@ type Options struct {
 	// Assets overrides the embedded UI (tests, development: os.DirFS).
 	Assets fs.FS
 	// Link serves GET /api/v1/link, where devices dial in (a hub). It does
-	// its own authentication, by device token.
+	// its own authentication, by device key.
 	Link http.Handler
 }
 
@@ -90,6 +92,8 @@ func New(b Backend, opts Options) *Server {
 		fn      http.HandlerFunc
 	}{
 		{"GET /api/v1/web/config", s.config},
+		{"GET /api/v1/auth/sessions", s.webSessions},
+		{"DELETE /api/v1/auth/sessions/{id}", s.endWebSession},
 		{"GET /api/v1/sessions/{id}/timeline", s.timeline},
 		{"POST /api/v1/push/subscriptions", s.pushSubscribe},
 		{"DELETE /api/v1/push/subscriptions", s.pushUnsubscribe},
@@ -153,30 +157,59 @@ func loopbackHost(hostport string) bool {
 }
 
 // requireAuth lets through requests with a valid credential, and
-// state-changing cookie requests only with the CSRF header.
+// state-changing cookie requests only with the CSRF header. A request that
+// stays open (a WebSocket, the event stream) ends when its credential is
+// taken back.
 func (s *Server) requireAuth(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Tokens and cookies are unguessable (256-bit, HMAC): a valid one
-		// always passes; wrong ones are counted, and a client that keeps
-		// presenting them is answered 429.
-		cred, user := s.opts.Auth.authenticate(r)
-		if cred == credNone {
-			if r.Header.Get("Authorization") != "" || hasCookie(r, cookieSession) {
-				if blocked, wait := s.opts.Auth.blocked(r); blocked {
+		// Tokens and cookies are unguessable (256-bit): a valid one always
+		// passes; wrong tokens are counted, and a client that keeps
+		// presenting them is answered 429. A dead cookie (logged out,
+		// revoked, expired) is not a guess: it is cleared, so the browser
+		// stops sending it.
+		p := s.opts.Auth.authenticate(r.Context(), r)
+		if p.cred == credNone {
+			if r.Header.Get("Authorization") != "" {
+				if blocked, wait := s.opts.Auth.blocked(r, ""); blocked {
 					tooMany(w, wait)
 					return
 				}
-				s.opts.Auth.failed(r)
+				s.opts.Auth.failed(r, "")
+			} else if hasCookie(r, cookieSession) {
+				clearCookies(w)
 			}
-			httpapi.WriteError(w, api.Errorf(api.CodeUnauthorized, "log in first: open the URL that `corral serve` printed"))
+			httpapi.WriteError(w, api.Errorf(api.CodeUnauthorized, "log in first (a login link, a password, or an API token as a bearer token)"))
 			return
 		}
-		if cred == credCookie && unsafeMethod(r.Method) && !s.opts.Auth.checkCSRF(r) {
+		if p.cred == credCookie && unsafeMethod(r.Method) && !p.checkCSRF(r) {
 			httpapi.WriteError(w, api.Errorf(api.CodeForbidden, "missing or wrong %s header", headerCSRF))
 			return
 		}
-		next(w, r.WithContext(identity.With(r.Context(), user)))
+		ctx := identity.With(r.Context(), p.user.Name)
+		ctx = withPrincipal(ctx, p)
+		if longLived(r) {
+			var stop func()
+			ctx, stop = s.opts.Auth.watch(ctx, r, p)
+			defer stop()
+		}
+		next(w, r.WithContext(ctx))
 	})
+}
+
+// longLived: requests that stay open after their credential was checked.
+func longLived(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || r.URL.Path == "/api/v1/events"
+}
+
+type principalKey struct{}
+
+func withPrincipal(ctx context.Context, p principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+func principalOf(ctx context.Context) principal {
+	p, _ := ctx.Value(principalKey{}).(principal)
+	return p
 }
 
 func hasCookie(r *http.Request, name string) bool {
@@ -197,29 +230,91 @@ func tooMany(w http.ResponseWriter, wait time.Duration) {
 	httpapi.WriteError(w, api.Errorf(api.CodeTooMany, "too many login attempts; wait %v", wait.Round(time.Second)))
 }
 
-// tokenLogin trades the access token in the URL for a session cookie and
-// sends the browser on without the token in its address bar.
+// tokenLogin trades a one-time login link in the URL for a session cookie
+// and sends the browser on without it in its address bar. Only login links
+// are taken here, never API tokens: a GET can be made by any page, and must
+// not log a victim into someone else's account.
 func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.opts.Auth.accounts.ByToken(r.Context(), r.URL.Query().Get("token"))
-	if !ok {
-		if blocked, wait := s.opts.Auth.blocked(r); blocked {
-			tooMany(w, wait)
-			return
-		}
-		s.opts.Auth.failed(r)
-		s.log.Warn("login with a wrong token", "from", clientIP(r))
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusUnauthorized)
-		w.Write([]byte("This login link is not valid. Open the URL that `corral serve` printed.\n"))
+	w.Header().Set("Cache-Control", "no-store")
+	if blocked, wait := s.opts.Auth.blocked(r, ""); blocked {
+		tooMany(w, wait)
 		return
 	}
-	s.opts.Auth.newCookies(r.Context(), w, user)
-	w.Header().Set("Cache-Control", "no-store")
+	user, ok := s.opts.Auth.accounts.ByLoginLink(r.Context(), r.URL.Query().Get("token"))
+	if !ok {
+		s.opts.Auth.failed(r, "")
+		s.log.Warn("login with a wrong, used or expired link", "from", s.opts.Auth.clientIP(r))
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte("This login link is not valid: a link works once, and only for a few minutes. Run `corral login-link` for a new one.\n"))
+		return
+	}
+	if err := s.startSession(w, r, user); err != nil {
+		httpapi.WriteError(w, api.AsError(err))
+		return
+	}
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
+// startSession logs the browser of r in as user, ending the session it
+// had, if any.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, user store.UserRef) error {
+	if err := s.opts.Auth.endSession(r.Context(), r); err != nil {
+		return err
+	}
+	if err := s.opts.Auth.newSession(r.Context(), w, r, user); err != nil {
+		return err
+	}
+	s.log.Info("browser logged in", "user", user.Name, "from", s.opts.Auth.clientIP(r))
+	return nil
+}
+
+// sameOriginJSON refuses a login or logout that a page of another site
+// could have sent: it needs a JSON body type (a form or a text/plain post
+// cannot have it without a CORS preflight, which is never answered) and
+// an Origin naming this very host.
+func (s *Server) sameOriginJSON(w http.ResponseWriter, r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "send a JSON body with Content-Type: application/json"))
+		return false
+	}
+	if !sameOrigin(r) {
+		s.log.Warn("cross-origin login or logout refused", "origin", r.Header.Get("Origin"), "from", s.opts.Auth.clientIP(r))
+		httpapi.WriteError(w, api.Errorf(api.CodeForbidden, "this request must come from the dashboard's own page (Origin)"))
+		return false
+	}
+	return true
+}
+
+// sameOrigin: the Origin header names the host the request was sent to, as
+// for WebSockets (a reverse proxy must pass Host on unchanged).
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return false
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// accountKey is the per-account limiter key of a password login.
+func (s *Server) accountKey(user string) string {
+	if !s.opts.Auth.accounts.MultiUser() {
+		return "\x00single"
+	}
+	return user
+}
+
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	if blocked, wait := s.opts.Auth.blocked(r); blocked {
+	w.Header().Set("Cache-Control", "no-store")
+	if !s.sameOriginJSON(w, r) {
+		return
+	}
+	if blocked, wait := s.opts.Auth.blocked(r, ""); blocked {
 		tooMany(w, wait)
 		return
 	}
@@ -231,40 +326,107 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if !readBody(w, r, 4096, &req, false) {
 		return
 	}
-	var user string
+	account := ""
+	if req.Token == "" {
+		account = s.accountKey(req.User)
+		if blocked, wait := s.opts.Auth.blocked(r, account); blocked {
+			tooMany(w, wait)
+			return
+		}
+	}
+	acc := s.opts.Auth.accounts
+	var user store.UserRef
 	ok := false
-	if req.Token != "" {
-		user, ok = s.opts.Auth.accounts.ByToken(r.Context(), req.Token)
-	} else if req.Password != "" {
-		user, ok = s.opts.Auth.accounts.ByPassword(r.Context(), req.User, req.Password)
+	switch {
+	case req.Token != "":
+		// A login link, or the long-lived API token.
+		if user, ok = acc.ByLoginLink(r.Context(), req.Token); !ok {
+			user, ok = acc.ByToken(r.Context(), req.Token)
+		}
+	case req.Password != "":
+		user, ok = acc.ByPassword(r.Context(), req.User, req.Password)
 	}
 	if !ok {
-		s.opts.Auth.failed(r)
-		s.log.Warn("failed login", "from", clientIP(r))
+		s.opts.Auth.failed(r, account)
+		s.log.Warn("failed login", "from", s.opts.Auth.clientIP(r))
 		httpapi.WriteError(w, api.Errorf(api.CodeUnauthorized, "wrong user name or password"))
 		return
 	}
-	s.opts.Auth.newCookies(r.Context(), w, user)
+	if err := s.startSession(w, r, user); err != nil {
+		httpapi.WriteError(w, api.AsError(err))
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]bool{"authenticated": true})
 }
 
+// logout ends this browser's session on the server, then clears its
+// cookies.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if !s.sameOriginJSON(w, r) {
+		return
+	}
+	if err := s.opts.Auth.endSession(r.Context(), r); err != nil {
+		httpapi.WriteError(w, api.AsError(err))
+		return
+	}
 	clearCookies(w)
 	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request) {
 	acc := s.opts.Auth.accounts
-	cred, user := s.opts.Auth.authenticate(r)
-	if cred == credNone {
+	p := s.opts.Auth.authenticate(r.Context(), r)
+	if p.cred == credNone {
+		if r.Header.Get("Authorization") == "" && hasCookie(r, cookieSession) {
+			clearCookies(w)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		json.NewEncoder(w).Encode(map[string]any{"code": api.CodeUnauthorized, "error": "not logged in",
 			"password_set": acc.PasswordSet(r.Context()), "multi_user": acc.MultiUser()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"authenticated": true, "user": user,
+	writeJSON(w, http.StatusOK, map[string]any{"authenticated": true, "user": p.user.Name,
 		"password_set": acc.PasswordSet(r.Context()), "multi_user": acc.MultiUser()})
+}
+
+// webSession is a browser session as GET /api/v1/auth/sessions shows it.
+type webSession struct {
+	store.WebSession
+	Current bool `json:"current,omitempty"`
+}
+
+// webSessions lists the caller's browser sessions ("signed-in devices").
+func (s *Server) webSessions(w http.ResponseWriter, r *http.Request) {
+	p := principalOf(r.Context())
+	list, err := s.opts.Auth.store.WebSessions(r.Context(), p.user.ID)
+	if err != nil {
+		httpapi.WriteError(w, api.AsError(err))
+		return
+	}
+	out := make([]webSession, 0, len(list))
+	for _, ws := range list {
+		out = append(out, webSession{WebSession: ws, Current: p.cred == credCookie && ws.ID == p.session.ID})
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, out)
+}
+
+// endWebSession signs one of the caller's browsers out.
+func (s *Server) endWebSession(w http.ResponseWriter, r *http.Request) {
+	p := principalOf(r.Context())
+	id := r.PathValue("id")
+	if err := s.opts.Auth.store.EndWebSession(r.Context(), p.user.ID, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			err = api.Errorf(api.CodeNotFound, "no browser session %q", id)
+		}
+		httpapi.WriteError(w, api.AsError(err))
+		return
+	}
+	if p.cred == credCookie && id == p.session.ID {
+		clearCookies(w)
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) config(w http.ResponseWriter, r *http.Request) {

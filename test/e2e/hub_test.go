@@ -9,6 +9,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -31,11 +32,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 
+	"github.com/corral-dev/corral/internal/agentlink"
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/client"
 	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/link"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/testkit/claudeenv"
@@ -55,6 +59,7 @@ type hubProc struct {
 	addr    string // host:port; "127.0.0.1:0" until the first start
 	url     string // http://addr
 	out     *testio.SyncBuffer
+	args    []string // more flags of `corral hub`
 
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -62,11 +67,12 @@ type hubProc struct {
 
 var hubURLRe = regexp.MustCompile(`corral hub: (http://\S+)`)
 
-// newHubProc starts a hub on listen (e.g. "127.0.0.1:0").
-func newHubProc(t *testing.T, listen string) *hubProc {
+// newHubProc starts a hub on listen (e.g. "127.0.0.1:0"), with more flags
+// of `corral hub` if given.
+func newHubProc(t *testing.T, listen string, args ...string) *hubProc {
 	t.Helper()
 	home := testio.TempDir(t, "corral-hubhome-")
-	hp := &hubProc{t: t, dataDir: testio.TempDir(t, "corral-hub-"), addr: listen, out: &testio.SyncBuffer{}}
+	hp := &hubProc{t: t, dataDir: testio.TempDir(t, "corral-hub-"), addr: listen, out: &testio.SyncBuffer{}, args: args}
 	hp.env = append(cleanEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "GORACE=atexit_sleep_ms=0")
 	t.Cleanup(func() {
@@ -123,7 +129,7 @@ func cleanEnv() []string {
 func (hp *hubProc) start() {
 	hp.t.Helper()
 	before := len(hubURLRe.FindAllString(hp.log(), -1))
-	cmd := exec.Command(corralBin, "--data-dir", hp.dataDir, "hub", "--log-level", "debug", "--listen", hp.addr)
+	cmd := exec.Command(corralBin, append([]string{"--data-dir", hp.dataDir, "hub", "--log-level", "debug", "--listen", hp.addr}, hp.args...)...)
 	cmd.Env = hp.env
 	cmd.Stdout, cmd.Stderr = hp.out, hp.out
 	if err := cmd.Start(); err != nil {
@@ -170,10 +176,17 @@ func (hp *hubProc) log() string {
 // commands work while the hub runs) and returns its stdout.
 func (hp *hubProc) admin(t *testing.T, args ...string) string {
 	t.Helper()
+	return hp.adminIn(t, "", args...)
+}
+
+// adminIn is admin with stdin (a password).
+func (hp *hubProc) adminIn(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, corralBin, append([]string{"--data-dir", hp.dataDir, "hub"}, args...)...)
 	cmd.Env = hp.env
+	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -182,11 +195,11 @@ func (hp *hubProc) admin(t *testing.T, args ...string) string {
 	return strings.TrimSpace(stdout.String())
 }
 
-// addDevice registers a device and returns its token.
+// addDevice registers a device and returns its one-time enrolment token.
 func (hp *hubProc) addDevice(t *testing.T, name, user string) string {
 	t.Helper()
 	tok := hp.admin(t, "device", "add", name, "--user", user)
-	if !strings.HasPrefix(tok, "cd_") {
+	if !strings.HasPrefix(tok, "ce_") {
 		t.Fatalf("device token %q", tok)
 	}
 	return tok
@@ -210,15 +223,21 @@ func (hp *hubProc) countLog(substr string) int {
 	return n
 }
 
-// The hub's log lines for a refused device link (internal/hub.LinkHandler).
+// The hub's log lines for a device link refused before the upgrade
+// (internal/hub.LinkHandler): without a key, or with a key it does not
+// know and no good enrolment token.
 const (
-	logRefusedNoToken = "device link without a token refused"
-	logRefusedToken   = "device link with a wrong or revoked token refused"
+	logRefusedNoKey = `msg="device link without a device key refused"`
+	logRefusedToken = `msg="device link with a wrong, spent or expired enrolment token refused"`
+	logRefusedKey   = `msg="device link with an unknown key and no enrolment token refused"`
 )
 
 func (hp *hubProc) refusals() int {
-	return hp.countLog(logRefusedNoToken) + hp.countLog(logRefusedToken)
+	return hp.countLog(`level=WARN msg="device link with`) + hp.countLog(`level=WARN msg="device link without`)
 }
+
+// The agent's log line when the hub refuses it (internal/agentlink.Run).
+const logAgentRefused = "the hub refused this device"
 
 // ---------------------------------------------------------------------------
 // Users: their API, through the hub, with their token.
@@ -384,12 +403,18 @@ type agentOptions struct {
 	// claude: the test starts Claude sessions (else only shells, and a
 	// missing claude does not skip it).
 	claude bool
+	// args are more flags of corral agent (its policy).
+	args []string
+	// key, when set, is a device key file the machine starts with (a copy
+	// of another machine's identity).
+	key string
 }
 
-// newAgent starts `corral agent --hub URL --token T` on a machine of its
-// own (HOME, data directory, tmux server, fake model). The harness's CLI
-// (h.corral, h.ls, h.newSession, h.waitStatus) talks to the agent's own unix
-// socket, so it shows the machine's local view.
+// newAgent starts `corral agent --hub URL` on a machine of its own (HOME,
+// data directory, tmux server, fake model), with the enrolment token in
+// $CORRAL_DEVICE_TOKEN. The harness's CLI (h.corral, h.ls, h.newSession,
+// h.waitStatus) talks to the agent's own unix socket, so it shows the
+// machine's local view.
 func newAgent(t *testing.T, hubURL, token string, opts agentOptions) *harness {
 	t.Helper()
 	claudeenv.RequireTmux(t)
@@ -405,10 +430,19 @@ func newAgent(t *testing.T, hubURL, token string, opts agentOptions) *harness {
 	h.api.Start(t)
 	h.claude = claudeenv.New(t, claudeenv.Options{BaseURL: h.api.URL(), Trust: []string{h.proj}})
 	h.dataDir = testio.TempDir(t, "corral-data-")
-	h.env = append(h.claude.Environ(), "CORRAL_HOME="+h.dataDir, "GORACE=atexit_sleep_ms=0")
+	h.env = append(h.claude.Environ(), "CORRAL_HOME="+h.dataDir, "GORACE=atexit_sleep_ms=0", "CORRAL_DEVICE_TOKEN="+token)
 	h.c = client.Unix(datadir.Socket(h.dataDir, datadir.APISocket))
-	// The agent lists only its project directory.
-	h.serveArgs = []string{"agent", "--log-level", "debug", "--hub", hubURL, "--token", token, "--root", h.proj}
+	if opts.key != "" {
+		b, err := os.ReadFile(opts.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(h.dataDir, datadir.DeviceKey), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The agent serves only its project directory.
+	h.serveArgs = append([]string{"agent", "--log-level", "debug", "--hub", hubURL, "--root", h.proj}, opts.args...)
 	t.Cleanup(func() {
 		h.stopServe(syscall.SIGTERM)
 		exec.Command("tmux", "-S", datadir.Socket(h.dataDir, datadir.TmuxSocket), "kill-server").Run()
@@ -1001,13 +1035,15 @@ func retries(log string) []string {
 }
 
 // ---------------------------------------------------------------------------
-// Device tokens.
+// Device keys and enrolment tokens.
 
-// TestHubDeviceTokens: a missing, wrong or revoked device token (or a
-// user's token) is refused with 401 before the WebSocket upgrade, logged,
-// and changes nothing; a real agent with a wrong token never shows up.
-// Revoking a connected device cuts it off within the hub's 5 s re-check,
-// its sessions leave its owner's list, and it cannot come back.
+// TestHubDeviceTokens: a device link without a key, or with a key the hub
+// does not know and no good enrolment token (wrong, spent, of a revoked
+// device, or a user's token), is refused with 401 before the WebSocket
+// upgrade, logged with the address, and changes nothing; a real agent that
+// is not enrolled never shows up. An enrolled agent needs no token to come
+// back. Revoking a connected device cuts it off within the hub's 5 s
+// re-check, its sessions leave its owner's list, and it cannot come back.
 func TestHubDeviceTokens(t *testing.T) {
 	t.Parallel()
 	hp := newHubProc(t, "127.0.0.1:0")
@@ -1022,29 +1058,64 @@ func TestHubDeviceTokens(t *testing.T) {
 	s2 := a2.newShell("two")
 	waitFor(t, 15*time.Second, "both shells through the hub", func() bool { return len(alice.sessions(t)) == 2 })
 
+	// Each machine made a key of its own (0600), which the hub now lists.
+	for _, a := range []*harness{a1, a2} {
+		fi, err := os.Stat(filepath.Join(a.dataDir, datadir.DeviceKey))
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("the agent's key: %v, mode %v", err, fi)
+		}
+	}
+	for _, d := range alice.devices(t) {
+		if !strings.HasPrefix(d.Key, "SHA256:") {
+			t.Errorf("device %s lists no key: %+v", d.Name, d)
+		}
+	}
+	// The token stays with the agent: its sessions (Claude, and what
+	// Claude runs) do not see it in their environment.
+	if out := a1.corral("run", s1, "--", "env"); strings.Contains(out, "CORRAL_DEVICE_TOKEN") || !strings.Contains(out, "CORRAL_SESSION") {
+		t.Errorf("a session's environment:\n%s", out)
+	}
+	// The token was spent at enrolment: the agent said so, and an agent
+	// restarted without it comes back by its key alone.
+	if !strings.Contains(a1.serveLog.String(), "enrolled with the hub") {
+		t.Errorf("the agent did not say it enrolled")
+	}
+	a1.stopServe(syscall.SIGTERM)
+	a1.env = slices.DeleteFunc(a1.env, func(kv string) bool { return strings.HasPrefix(kv, "CORRAL_DEVICE_TOKEN=") })
+	a1.startAgent()
+	alice.waitOnline(t, "a1", 15*time.Second)
+
 	devicesBefore := hp.allDevices(t)
 	sessionsBefore := summary(alice.sessions(t))
 	refusedBefore := hp.refusals()
-	linkURL := "ws://" + hp.addr + "/api/v1/link?v=1"
+	linkURL := "ws://" + hp.addr + "/api/v1/link?v=" + strconv.Itoa(link.Protocol)
+	stranger, _ := devicekey.Generate()
+	keyHdr := func(tok string) http.Header {
+		h := http.Header{link.HeaderDeviceKey: {stranger.PublicString()}}
+		if tok != "" {
+			h.Set("Authorization", "Bearer "+tok)
+		}
+		return h
+	}
 	cases := []struct {
 		name string
-		auth string
+		hdr  http.Header
 	}{
-		{"no Authorization header", ""},
-		{"an empty bearer token", "Bearer "},
-		{"a wrong device token", "Bearer cd_" + strings.Repeat("A", 43)},
-		{"a revoked device token", "Bearer " + tokOld},
-		{"a device token cut short", "Bearer " + tokA2[:len(tokA2)-1]},
-		{"a user's API token", "Bearer " + alice.token},
-		{"basic auth", "Basic YWxpY2U6cGFzc3dvcmQ="},
+		{"no key and no token", http.Header{}},
+		{"an enrolment token without a key", http.Header{"Authorization": {"Bearer " + tokA2}}},
+		{"basic auth", http.Header{"Authorization": {"Basic YWxpY2U6cGFzc3dvcmQ="}}},
+		{"a malformed key", http.Header{link.HeaderDeviceKey: {"AAAA"}}},
+		{"an unknown key", keyHdr("")},
+		{"an unknown key and an empty token", keyHdr(" ")},
+		{"an unknown key and a wrong token", keyHdr("ce_" + strings.Repeat("A", 43))},
+		{"an unknown key and a spent token", keyHdr(tokA2)},
+		{"an unknown key and a revoked device's token", keyHdr(tokOld)},
+		{"an unknown key and a token cut short", keyHdr(tokOld[:len(tokOld)-1])},
+		{"an unknown key and a user's API token", keyHdr(alice.token)},
 	}
 	for _, c := range cases {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		hdr := http.Header{}
-		if c.auth != "" {
-			hdr.Set("Authorization", c.auth)
-		}
-		conn, resp, err := websocket.Dial(ctx, linkURL, &websocket.DialOptions{HTTPHeader: hdr})
+		conn, resp, err := websocket.Dial(ctx, linkURL, &websocket.DialOptions{HTTPHeader: c.hdr})
 		cancel()
 		if err == nil {
 			conn.CloseNow()
@@ -1056,21 +1127,23 @@ func TestHubDeviceTokens(t *testing.T) {
 		}
 	}
 	waitFor(t, 5*time.Second, "every refusal in the hub's log", func() bool { return hp.refusals() >= refusedBefore+len(cases) })
-	if hp.countLog(logRefusedNoToken) == 0 || hp.countLog(logRefusedToken) == 0 {
-		t.Errorf("the hub's log does not name both kinds of refusal")
+	for _, l := range []string{logRefusedNoKey, logRefusedToken, logRefusedKey} {
+		if hp.countLog(l) == 0 {
+			t.Errorf("the hub's log has no %s", l)
+		}
 	}
 	for _, line := range strings.Split(hp.log(), "\n") {
-		if strings.Contains(line, "refused") && !strings.Contains(line, "from=127.0.0.1:") {
+		if strings.Contains(line, "refused") && strings.Contains(line, "level=WARN") && !strings.Contains(line, "from=127.0.0.1:") {
 			t.Errorf("a refusal logged without the peer's address: %s", line)
 		}
 	}
 
 	// A real agent with a wrong token: refused, and it never shows up.
 	refusedBefore = hp.refusals()
-	stray := newAgent(t, hp.url, "cd_"+strings.Repeat("B", 43), agentOptions{})
+	stray := newAgent(t, hp.url, "ce_"+strings.Repeat("B", 43), agentOptions{})
 	stray.newShell("stray")
 	waitFor(t, 15*time.Second, "the stray agent to be refused", func() bool {
-		return strings.Contains(stray.serveLog.String(), "refused this device's token") && hp.refusals() > refusedBefore
+		return strings.Contains(stray.serveLog.String(), logAgentRefused) && hp.refusals() > refusedBefore
 	})
 	noListeningTCP(t, stray.serve.Process.Pid, "corral agent with a wrong token")
 
@@ -1112,7 +1185,7 @@ func TestHubDeviceTokens(t *testing.T) {
 	// It tries again, and is refused; its session does not come back. The
 	// machine itself goes on: its session runs.
 	waitFor(t, 15*time.Second, "the revoked device's reconnect to be refused", func() bool {
-		return hp.refusals() > refusedBefore && strings.Contains(a2.serveLog.String(), "refused this device's token")
+		return hp.refusals() > refusedBefore && strings.Contains(a2.serveLog.String(), logAgentRefused)
 	})
 	for _, s := range alice.sessions(t) {
 		if s.ID == s2 {
@@ -1141,8 +1214,8 @@ func TestHubOwnerIsolation(t *testing.T) {
 	hp := newHubProc(t, "127.0.0.1:0")
 	alice := hp.addUser(t, "alice")
 	bob := hp.addUser(t, "bob")
-	am := newAgent(t, hp.url, hp.addDevice(t, "box", "alice"), agentOptions{})
-	bm := newAgent(t, hp.url, hp.addDevice(t, "box", "bob"), agentOptions{})
+	am := newAgent(t, hp.url, hp.addDevice(t, "box", "alice"), agentOptions{args: []string{"--allow-run"}})
+	bm := newAgent(t, hp.url, hp.addDevice(t, "box", "bob"), agentOptions{args: []string{"--allow-run"}})
 	aliceEvents := watchEvents(t, alice)
 	bobEvents := watchEvents(t, bob)
 
@@ -1272,20 +1345,47 @@ func TestHubOwnerIsolation(t *testing.T) {
 
 // evilLink is a device that speaks the link by hand.
 type evilLink struct {
-	t *testing.T
-	c *websocket.Conn
+	t         *testing.T
+	c         *websocket.Conn
+	dev       *evilDevice
+	host      string
+	challenge link.Msg
 }
 
-func dialEvil(t *testing.T, hp *hubProc, token string) *evilLink {
+// evilDevice is a device the test plays by hand: enrolled like any other,
+// with a key of its own.
+type evilDevice struct {
+	key   *devicekey.Key
+	token string
+}
+
+func newEvilDevice(t *testing.T, hp *hubProc, name, user string) *evilDevice {
+	t.Helper()
+	k, err := devicekey.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &evilDevice{key: k, token: hp.addDevice(t, name, user)}
+}
+
+// dialEvil connects as d and reads the hub's challenge.
+func dialEvil(t *testing.T, hp *hubProc, d *evilDevice) *evilLink {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := dialWS(ctx, hp, token, "/api/v1/link?v=1")
+	c, _, err := websocket.Dial(ctx, "ws://"+hp.addr+"/api/v1/link?v="+strconv.Itoa(link.Protocol),
+		&websocket.DialOptions{HTTPHeader: agentlink.Header(d.key, d.token)})
 	if err != nil {
 		t.Fatalf("evil link: %v", err)
 	}
 	t.Cleanup(func() { c.CloseNow() })
-	return &evilLink{t: t, c: c}
+	e := &evilLink{t: t, c: c, dev: d, host: hp.addr}
+	m, err := e.next(10 * time.Second)
+	if err != nil || m["t"] != link.TypeChallenge {
+		t.Fatalf("evil link: %v %v, want the challenge", m, err)
+	}
+	e.challenge = link.Msg{T: link.TypeChallenge, Nonce: fmt.Sprint(m["nonce"]), HubID: fmt.Sprint(m["hub_id"])}
+	return e
 }
 
 func (e *evilLink) send(kind websocket.MessageType, b []byte) error {
@@ -1328,9 +1428,21 @@ func (e *evilLink) next(timeout time.Duration) (map[string]any, error) {
 	}
 }
 
+// handshake answers the challenge with a hello signed by the device's key.
 func (e *evilLink) handshake() {
 	e.t.Helper()
-	e.sendJSON(map[string]any{"t": "hello", "protocol": 1, "hostname": "evil", "os": "linux", "arch": "amd64", "version": "evil", "capabilities": []string{}})
+	hello, err := agentlink.Answer(e.dev.key, e.host, link.Msg{T: link.TypeHello, Protocol: link.Protocol, Hostname: "evil", OS: "linux",
+		Arch: "amd64", Version: "evil", Capabilities: []string{}})(e.challenge)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	b, err := link.EncodeMsg(hello)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.send(websocket.MessageText, b); err != nil {
+		e.t.Fatal(err)
+	}
 	m, err := e.next(10 * time.Second)
 	if err != nil || m["t"] != "welcome" {
 		e.t.Fatalf("evil link: %v %v, want welcome", m, err)
@@ -1365,9 +1477,9 @@ func TestHubHostileLink(t *testing.T) {
 	alice := hp.addUser(t, "alice")
 	bob := hp.addUser(t, "bob")
 	mallory := hp.addUser(t, "mallory")
-	am := newAgent(t, hp.url, hp.addDevice(t, "a1", "alice"), agentOptions{})
-	bm := newAgent(t, hp.url, hp.addDevice(t, "b1", "bob"), agentOptions{})
-	evilTok := hp.addDevice(t, "evil", "mallory")
+	am := newAgent(t, hp.url, hp.addDevice(t, "a1", "alice"), agentOptions{args: []string{"--allow-run"}})
+	bm := newAgent(t, hp.url, hp.addDevice(t, "b1", "bob"), agentOptions{args: []string{"--allow-run"}})
+	evil := newEvilDevice(t, hp, "evil", "mallory")
 	sa := am.newShell("alices")
 	sb := bm.newShell("bobs")
 	alice.waitSession(t, 15*time.Second, "alice's shell", func(s api.Session) bool { return s.ID == sa })
@@ -1375,19 +1487,19 @@ func TestHubHostileLink(t *testing.T) {
 
 	// Another protocol version: 400, before the upgrade.
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	_, resp, err := dialWS(ctx, hp, evilTok, "/api/v1/link?v=2")
+	_, resp, err := websocket.Dial(ctx, "ws://"+hp.addr+"/api/v1/link?v=3", &websocket.DialOptions{HTTPHeader: agentlink.Header(evil.key, evil.token)})
 	cancel()
 	if err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("link v=2: %v %+v, want 400", err, resp)
+		t.Errorf("link v=3: %v %+v, want 400", err, resp)
 	}
-	// A first message that is not hello: 1002.
-	e := dialEvil(t, hp, evilTok)
+	// A first answer that is not hello: 1002.
+	e := dialEvil(t, hp, evil)
 	e.sendJSON(map[string]any{"t": "sync", "seq": 1, "sessions": []api.Session{fakeSession("evil0", "early")}})
 	if code := e.closedWith(10 * time.Second); code != websocket.StatusProtocolError {
 		t.Errorf("sync before hello: closed with %v, want 1002", code)
 	}
 	// Malformed JSON after the handshake: 1007.
-	e = dialEvil(t, hp, evilTok)
+	e = dialEvil(t, hp, evil)
 	e.handshake()
 	if err := e.send(websocket.MessageText, []byte(`{"t":"event","seq":`)); err != nil {
 		t.Fatal(err)
@@ -1396,7 +1508,7 @@ func TestHubHostileLink(t *testing.T) {
 		t.Errorf("malformed JSON: closed with %v, want 1007", code)
 	}
 
-	e = dialEvil(t, hp, evilTok)
+	e = dialEvil(t, hp, evil)
 	e.handshake()
 	// An unknown type with an id: bad_request. Without one: ignored.
 	e.sendJSON(map[string]any{"t": "frobnicate", "id": 7})
@@ -1473,8 +1585,8 @@ func TestHubHostileLink(t *testing.T) {
 	if l := alice.sessions(t); len(l) != 1 || l[0].ID != sa || l[0].Offline {
 		t.Errorf("alice's sessions: %s", summary(l))
 	}
-	// And the evil device may connect again (its token is still valid).
-	e = dialEvil(t, hp, evilTok)
+	// And the evil device may connect again (its key is still enrolled).
+	e = dialEvil(t, hp, evil)
 	e.handshake()
 }
 
@@ -1723,6 +1835,94 @@ func resCode(m link.Msg) string {
 	return m.Error.Code
 }
 
+// fakeHub is a hub written here, on 127.0.0.1, that real agents dial:
+// hostile, it does whatever a test says. It checks the agent's proof of its
+// key all the same, so the test knows the agent's half is right.
+type fakeHub struct {
+	t     *testing.T
+	url   string
+	conns chan fakeConn
+}
+
+type fakeConn struct {
+	c    link.Conn
+	key  string // the key the agent named
+	host string // the Host it dialed
+}
+
+// The token the fake hub wants with an unknown key, and its id.
+const (
+	fakeHubToken = "ce_fakehubtoken"
+	fakeHubID    = "hfakehub"
+)
+
+func newFakeHub(t *testing.T) *fakeHub {
+	t.Helper()
+	fh := &fakeHub{t: t, conns: make(chan fakeConn, 8)}
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/link" || r.URL.Query().Get("v") != strconv.Itoa(link.Protocol) || r.Header.Get(link.HeaderDeviceKey) == "" ||
+			r.Header.Get("Authorization") != "Bearer "+fakeHubToken {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+		if err != nil {
+			return
+		}
+		fh.conns <- fakeConn{c: link.NewWebSocket(c, 0), key: r.Header.Get(link.HeaderDeviceKey), host: r.Host}
+		// The connection is the test's until it ends.
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(func() { close(stop); srv.Close() })
+	fh.url = srv.URL
+	return fh
+}
+
+// accept takes the agent's next connection: the handshake (the agent's
+// signature checked), then its first sync.
+func (fh *fakeHub) accept(what string) *fakeHubLink {
+	t := fh.t
+	t.Helper()
+	var fc fakeConn
+	select {
+	case fc = <-fh.conns:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the agent did not dial the hub (%s)", what)
+	}
+	f := &fakeHubLink{t: t, c: fc.c}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nonce := devicekey.NewNonce()
+	hello, err := link.ServerHello(ctx, fc.c, link.Msg{Nonce: base64.RawURLEncoding.EncodeToString(nonce), HubID: fakeHubID}, func(h link.Msg) (link.Msg, error) {
+		pub, err := devicekey.ParsePublic(fc.key)
+		sig, _ := base64.RawURLEncoding.DecodeString(h.Sig)
+		if err != nil || !devicekey.Verify(pub, devicekey.Challenge{Host: fc.host, Hub: fakeHubID, Nonce: nonce}, sig) {
+			t.Errorf("the agent's proof of its key does not verify (%s): %+v", what, h)
+		}
+		return link.Msg{DeviceID: "dfake", DeviceName: "fake", HubVersion: "fake", HeartbeatMS: 15000}, nil
+	})
+	if err != nil {
+		t.Fatalf("handshake (%s): %v", what, err)
+	}
+	f.hello = hello
+	// The agent's full state comes first, whenever it connects.
+	for {
+		kind, b, err := fc.c.Read(ctx)
+		if err != nil {
+			t.Fatalf("waiting for the sync (%s): %v", what, err)
+		}
+		if m, err := link.DecodeMsg(b); kind == link.Text && err == nil && m.T == link.TypeSync {
+			f.sync = m
+			break
+		}
+	}
+	return f
+}
+
 // TestAgentHostileHub: the agent's end of the device link against a hub
 // that sends junk and hostile requests. The real `corral agent` dials a hub
 // written here (127.0.0.1). Unknown types with an id and unknown ops are
@@ -1732,29 +1932,8 @@ func resCode(m link.Msg) string {
 // state.
 func TestAgentHostileHub(t *testing.T) {
 	t.Parallel()
-	const token = "cd_fakehubtoken"
-	conns := make(chan link.Conn, 8)
-	stop := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/v1/link" || r.Header.Get("Authorization") != "Bearer "+token {
-			http.Error(w, "no", http.StatusUnauthorized)
-			return
-		}
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
-		if err != nil {
-			return
-		}
-		lc := link.NewWebSocket(c, 0)
-		conns <- lc
-		// The connection is the test's until it ends.
-		select {
-		case <-r.Context().Done():
-		case <-stop:
-		}
-	}))
-	defer srv.Close()
-	defer close(stop)
-	ag := newAgent(t, srv.URL, token, agentOptions{})
+	fh := newFakeHub(t)
+	ag := newAgent(t, fh.url, fakeHubToken, agentOptions{})
 	outside := testio.TempDir(t, "corral-outside-")
 	if err := os.Symlink(outside, filepath.Join(ag.proj, "escape")); err != nil {
 		t.Fatal(err)
@@ -1766,38 +1945,7 @@ func TestAgentHostileHub(t *testing.T) {
 		io.WriteString(w, "data")
 	}))
 	defer fileSrv.Close()
-
-	accept := func(what string) *fakeHubLink {
-		t.Helper()
-		var c link.Conn
-		select {
-		case c = <-conns:
-		case <-time.After(15 * time.Second):
-			t.Fatalf("the agent did not dial the hub (%s)", what)
-		}
-		f := &fakeHubLink{t: t, c: c}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		hello, err := link.ServerHello(ctx, c, func(h link.Msg) (link.Msg, error) {
-			return link.Msg{DeviceID: "dfake", DeviceName: "fake", HubVersion: "fake", HeartbeatMS: 15000}, nil
-		})
-		if err != nil {
-			t.Fatalf("handshake (%s): %v", what, err)
-		}
-		f.hello = hello
-		// The agent's full state comes first, whenever it connects.
-		for {
-			kind, b, err := c.Read(ctx)
-			if err != nil {
-				t.Fatalf("waiting for the sync (%s): %v", what, err)
-			}
-			if m, err := link.DecodeMsg(b); kind == link.Text && err == nil && m.T == link.TypeSync {
-				f.sync = m
-				break
-			}
-		}
-		return f
-	}
+	accept := fh.accept
 	f := accept("first")
 	if !slices.Contains(f.hello.Capabilities, link.CapTerminal) || f.hello.Protocol != link.Protocol {
 		t.Errorf("hello %+v", f.hello)
@@ -1822,9 +1970,9 @@ func TestAgentHostileHub(t *testing.T) {
 		{"nuke", map[string]string{"id": sid}, api.CodeBadRequest},
 		{link.OpKill, link.IDArgs{ID: "nosuchsession"}, api.CodeNotFound},
 		{link.OpKill, link.IDArgs{ID: "../../etc"}, api.CodeNotFound},
-		{link.OpDirs, link.DirsArgs{Path: ag.proj + "/.."}, api.CodeForbidden},
-		{link.OpDirs, link.DirsArgs{Path: ag.proj + "/escape"}, api.CodeForbidden},
-		{link.OpDirs, link.DirsArgs{Path: "/"}, api.CodeForbidden},
+		{link.OpDirs, link.DirsArgs{Path: ag.proj + "/.."}, api.CodePolicyDenied},
+		{link.OpDirs, link.DirsArgs{Path: ag.proj + "/escape"}, api.CodePolicyDenied},
+		{link.OpDirs, link.DirsArgs{Path: "/"}, api.CodePolicyDenied},
 		{link.OpDownload, link.DownloadArgs{ID: sid, URL: fileSrv.URL + "/a", Path: "../escaped.txt"}, api.CodeForbidden},
 		{link.OpDownload, link.DownloadArgs{ID: sid, URL: fileSrv.URL + "/b", Path: "escape/escaped.txt"}, api.CodeForbidden},
 		{link.OpDownload, link.DownloadArgs{ID: sid, URL: fileSrv.URL + "/c", Path: "/tmp/escaped.txt"}, api.CodeBadRequest},
@@ -1876,4 +2024,196 @@ func TestAgentHostileHub(t *testing.T) {
 		t.Errorf("input for an unopened stream reached the session: %q", out)
 	}
 	noListeningTCP(t, ag.serve.Process.Pid, "corral agent")
+}
+
+// TestAgentPolicy: a hostile hub asks the real agent for everything its
+// owner did not allow, and is refused with policy_denied, a message that
+// names the flag that would allow it, and no effect: no command runs, no
+// session starts outside --root (a symlink out of it included), no file
+// is fetched into a session outside it, no conversation of a folder
+// outside it is read, no argument reaches claude. Typing into a session
+// stays allowed. With the flags, the same requests pass the policy.
+func TestAgentPolicy(t *testing.T) {
+	t.Parallel()
+	fh := newFakeHub(t)
+	ag := newAgent(t, fh.url, fakeHubToken, agentOptions{})
+	outside := testio.TempDir(t, "corral-outside-")
+	if err := os.Symlink(outside, filepath.Join(ag.proj, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	// A session the machine's owner started outside the roots, by hand.
+	local := strings.TrimSpace(ag.corral("new", "--shell", "--dir", outside, "--name", "local"))
+	inside := ag.newShell("inside")
+	marker := filepath.Join(outside, "ran")
+	var files sync.Map
+	fileSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		files.Store(r.URL.Path, true)
+		io.WriteString(w, "data")
+	}))
+	defer fileSrv.Close()
+
+	type ask struct {
+		name string
+		op   string
+		args any
+		flag string // the flag the refusal names
+	}
+	asks := []ask{
+		{"run a command", link.OpRun, link.RunArgs{ID: inside, Argv: []string{"touch", marker}}, "--allow-run"},
+		{"a session in /", link.OpCreate, api.CreateRequest{Dir: "/", Shell: true}, "--root"},
+		{"a session outside the roots", link.OpCreate, api.CreateRequest{Dir: outside, Shell: true}, "--root"},
+		{"a session through a symlink out", link.OpCreate, api.CreateRequest{Dir: filepath.Join(ag.proj, "escape"), Shell: true}, "--root"},
+		{"a session in ~", link.OpCreate, api.CreateRequest{Dir: "~", Shell: true}, "--root"},
+		{"claude arguments", link.OpCreate, api.CreateRequest{Dir: ag.proj, Args: []string{"--model", "opus"}}, "--allow-claude-args"},
+		{"--dangerously-skip-permissions", link.OpCreate, api.CreateRequest{Dir: ag.proj, Args: []string{"--dangerously-skip-permissions"}}, "--allow-claude-args"},
+		{"a download into a session outside the roots", link.OpDownload, link.DownloadArgs{ID: local, URL: fileSrv.URL + "/d", Path: "x.txt"}, "--root"},
+		{"resumable prompts of /", link.OpResumable, link.ResumableArgs{Dir: "/"}, "--root"},
+		{"resumable prompts outside the roots", link.OpResumable, link.ResumableArgs{Dir: outside}, "--root"},
+		{"resumable prompts through a symlink out", link.OpResumable, link.ResumableArgs{Dir: filepath.Join(ag.proj, "escape")}, "--root"},
+		{"a listing of a folder that does not exist outside", link.OpDirs, link.DirsArgs{Path: "/nonexistent/x"}, "--root"},
+	}
+	f := fh.accept("default policy")
+	sessionsBefore := ag.ls()
+	for i, a := range asks {
+		res := f.call(uint64(100+i), a.op, a.args)
+		if res.OK || resCode(res) != api.CodePolicyDenied {
+			t.Errorf("%s: %+v, want policy_denied", a.name, res.Error)
+			continue
+		}
+		if !strings.Contains(res.Error.Message, "corral agent "+a.flag) {
+			t.Errorf("%s: %q does not name %s", a.name, res.Error.Message, a.flag)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("a refused run ran")
+	}
+	if _, ok := files.Load("/d"); ok {
+		t.Errorf("a refused download fetched its URL")
+	}
+	if after := ag.ls(); len(after) != len(sessionsBefore) {
+		t.Errorf("refused creates started sessions: %s -> %s", summary(sessionsBefore), summary(after))
+	}
+	if !strings.Contains(ag.serveLog.String(), "does not allow; refused") {
+		t.Errorf("the agent did not log the refusals")
+	}
+	// What a person does in the dashboard stays allowed: typing, a
+	// session inside the roots, a listing of them.
+	if res := f.call(200, link.OpInput, link.InputArgs{ID: inside, Text: "echo TYPED-BY-HUB", Enter: true}); !res.OK {
+		t.Errorf("input: %+v", res.Error)
+	}
+	waitFor(t, 10*time.Second, "the typed line in the pane", func() bool { return strings.Contains(ag.screen(inside), "TYPED-BY-HUB") })
+	if res := f.call(201, link.OpCreate, api.CreateRequest{Dir: ag.proj, Shell: true, Name: "fromhub"}); !res.OK {
+		t.Errorf("a session inside the roots: %+v", res.Error)
+	}
+	if res := f.call(202, link.OpDirs, link.DirsArgs{Path: ag.proj}); !res.OK {
+		t.Errorf("a listing inside the roots: %+v", res.Error)
+	}
+
+	// The owner allows more: each request now passes the policy (a shell
+	// takes no claude arguments, so the agent itself answers bad_request
+	// for those).
+	ag.stopServe(syscall.SIGTERM)
+	ag.serveArgs = append(ag.serveArgs, "--allow-run", "--allow-claude-args", "--root", outside)
+	ag.startAgent()
+	f = fh.accept("with --allow-run --allow-claude-args --root")
+	res := f.call(300, link.OpRun, link.RunArgs{ID: inside, Argv: []string{"touch", marker}})
+	if !res.OK {
+		t.Errorf("run with --allow-run: %+v", res.Error)
+	} else if _, err := os.Stat(marker); err != nil {
+		t.Errorf("run with --allow-run did not run: %v", err)
+	}
+	if res := f.call(301, link.OpCreate, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--model", "opus"}}); resCode(res) != api.CodeBadRequest {
+		t.Errorf("claude arguments with --allow-claude-args: %+v, want the agent's bad_request", res.Error)
+	}
+	res = f.call(302, link.OpCreate, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--dangerously-skip-permissions"}})
+	if resCode(res) != api.CodePolicyDenied || !strings.Contains(res.Error.Message, "--allow-dangerous-claude-args") {
+		t.Errorf("--dangerously-skip-permissions with only --allow-claude-args: %+v, want policy_denied naming --allow-dangerous-claude-args", res.Error)
+	}
+	res = f.call(303, link.OpCreate, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--add-dir", "/"}})
+	if resCode(res) != api.CodePolicyDenied {
+		t.Errorf("--add-dir / with --allow-claude-args: %+v, want policy_denied", res.Error)
+	}
+	if res := f.call(304, link.OpDownload, link.DownloadArgs{ID: local, URL: fileSrv.URL + "/e", Path: "x.txt"}); !res.OK {
+		t.Errorf("a download with --root %s: %+v", outside, res.Error)
+	}
+	if res := f.call(305, link.OpResumable, link.ResumableArgs{Dir: outside}); !res.OK {
+		t.Errorf("resumable with --root %s: %+v", outside, res.Error)
+	}
+
+	ag.stopServe(syscall.SIGTERM)
+	ag.serveArgs = append(ag.serveArgs, "--allow-dangerous-claude-args")
+	ag.startAgent()
+	f = fh.accept("with --allow-dangerous-claude-args")
+	if res := f.call(400, link.OpCreate, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--dangerously-skip-permissions"}}); resCode(res) != api.CodeBadRequest {
+		t.Errorf("--dangerously-skip-permissions with --allow-dangerous-claude-args: %+v, want the agent's bad_request", res.Error)
+	}
+}
+
+// TestHubImpostorDevice: a second machine with a copy of laptop's identity
+// (its data directory's key) dials the hub while laptop is connected. The
+// hub refuses it (4003) as long as laptop answers, logs it, and shows the
+// owner "another machine is using laptop's identity"; laptop is never
+// replaced, and what the owner types goes to laptop, never to the
+// impostor. (Before device keys, a second connection with the same token
+// silently replaced the real machine.)
+func TestHubImpostorDevice(t *testing.T) {
+	t.Parallel()
+	hp := newHubProc(t, "127.0.0.1:0")
+	alice := hp.addUser(t, "alice")
+	laptop := newAgent(t, hp.url, hp.addDevice(t, "laptop", "alice"), agentOptions{})
+	sid := laptop.newShell("work")
+	alice.waitSession(t, 15*time.Second, "laptop's shell", func(s api.Session) bool { return s.ID == sid })
+
+	// The impostor starts with laptop's key and no token at all.
+	imp := newAgent(t, hp.url, "", agentOptions{key: filepath.Join(laptop.dataDir, datadir.DeviceKey)})
+	imp.newShell("trap")
+	waitFor(t, 30*time.Second, "the impostor to be refused as a conflict", func() bool {
+		return strings.Contains(imp.serveLog.String(), "another machine is connected with this machine's identity")
+	})
+	if n := hp.countLog("another machine is using a device's identity"); n == 0 {
+		t.Errorf("the hub did not log the conflict")
+	}
+	var dev api.Device
+	for _, d := range alice.devices(t) {
+		if d.Name == "laptop" {
+			dev = d
+		}
+	}
+	if !dev.Online || dev.Conflict == nil || dev.Conflict.Count < 1 || !strings.HasPrefix(dev.Conflict.Address, "127.0.0.1:") {
+		t.Fatalf("laptop as its owner sees it: %+v (conflict %+v)", dev, dev.Conflict)
+	}
+	// Laptop was never replaced: its one connection is the one it made.
+	if n := strings.Count(laptop.serveLog.String(), "connected to the hub"); n != 1 {
+		t.Errorf("laptop connected %d times", n)
+	}
+	if strings.Contains(laptop.serveLog.String(), "replaced") {
+		t.Errorf("laptop's link was replaced")
+	}
+	// What alice types goes to laptop's session; the impostor's list is
+	// never the one the hub shows.
+	if code, body := alice.request(t, "POST", "/api/v1/sessions/"+sid+"/input", map[string]any{"text": "echo FOR-LAPTOP-ONLY", "enter": true}); code != http.StatusOK && code != http.StatusNoContent {
+		t.Fatalf("input: %d %s", code, body)
+	}
+	waitFor(t, 10*time.Second, "the input on laptop", func() bool { return strings.Contains(laptop.screen(sid), "FOR-LAPTOP-ONLY") })
+	for _, s := range alice.sessions(t) {
+		if s.Name == "trap" {
+			t.Errorf("the impostor's session reached the hub: %+v", s)
+		}
+	}
+	noListeningTCP(t, imp.serve.Process.Pid, "the impostor")
+
+	// The dashboard's machine list says so.
+	ctx := browser(t)
+	within(t, ctx, 30*time.Second, "the conflict in alice's dashboard",
+		chromedp.Navigate(hp.url),
+		chromedp.WaitVisible(css(`[data-testid="login-with-token"]`)),
+		chromedp.Click(css(`[data-testid="login-with-token"]`)),
+		chromedp.SendKeys(css(`[data-testid="login-token"]`), alice.token),
+		chromedp.Click(css(`[data-testid="login-submit"]`)),
+		chromedp.WaitVisible(css(`[data-testid="device-conflict"][data-device="laptop"]`)),
+	)
+	line := get(t, ctx, 5*time.Second, "the conflict line", chromedp.Text(css(`[data-testid="device-conflict"][data-device="laptop"]`)))
+	if !strings.Contains(line, "another machine is using laptop's identity") {
+		t.Errorf("the dashboard says %q", line)
+	}
 }

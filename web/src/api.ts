@@ -15,6 +15,7 @@ import type {
   Session,
   Timeline,
   WebConfig,
+  WebSession,
 } from './types';
 
 export class ApiError extends Error {
@@ -118,7 +119,10 @@ const S = (id: string) => `/api/v1/sessions/${enc(id)}`;
 export const api = {
   me: () => request<AuthMe>('GET', '/api/v1/auth/me', undefined, { quiet401: true }),
   login: (body: LoginRequest) => request<unknown>('POST', '/api/v1/auth/login', body, { quiet401: true }),
-  logout: () => request<unknown>('POST', '/api/v1/auth/logout', undefined, { quiet401: true }),
+  // A JSON body: the server refuses a logout that a form of another site could send.
+  logout: () => request<unknown>('POST', '/api/v1/auth/logout', {}, { quiet401: true }),
+  webSessions: () => request<WebSession[]>('GET', '/api/v1/auth/sessions'),
+  endWebSession: (id: string) => request<void>('DELETE', `/api/v1/auth/sessions/${enc(id)}`),
   devices: () => request<Device[] | null>('GET', '/api/v1/devices'),
   config: () => request<WebConfig>('GET', '/api/v1/web/config'),
   sessions: () => request<Session[]>('GET', '/api/v1/sessions'),

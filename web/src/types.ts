@@ -229,8 +229,21 @@ export interface AuthMe {
   user?: string;
 }
 
-/** What POST /api/v1/auth/login takes: a user and a password, or an API token. */
+/** What POST /api/v1/auth/login takes: a user and a password, or a login link's or an API token. */
 export type LoginRequest = { user?: string; password: string } | { token: string };
+
+/** A browser logged in to the account (GET /api/v1/auth/sessions): a "signed-in device". */
+export interface WebSession {
+  id: string;
+  user: string;
+  created_at: string;
+  last_seen: string;
+  expires_at: string;
+  user_agent?: string;
+  address?: string;
+  /** This very browser. */
+  current?: boolean;
+}
 
 /** A machine of the logged-in user (GET /api/v1/devices). */
 export interface Device {
@@ -241,6 +254,19 @@ export interface Device {
   os?: string;
   version?: string;
   last_seen?: string;
+  /** Fingerprint of the key the machine proves (SHA256:…). */
+  key?: string;
+  /** Set while another machine tries to connect with this one's identity. */
+  conflict?: DeviceConflict;
+}
+
+/** The latest connection the hub refused because the machine was already connected and answering. */
+export interface DeviceConflict {
+  at: string;
+  count: number;
+  address?: string;
+  /** What the other machine claims to be called. */
+  hostname?: string;
 }
 
 export interface DownloadRequest {

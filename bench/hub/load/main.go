@@ -48,9 +48,11 @@ import (
 
 	"github.com/corral-dev/corral/bench/hub/internal/hubbench"
 	"github.com/corral-dev/corral/bench/internal/benchutil"
+	"github.com/corral-dev/corral/internal/agentlink"
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/client"
 	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/hub"
 	"github.com/corral-dev/corral/internal/link"
 	"github.com/corral-dev/corral/internal/store"
@@ -123,7 +125,13 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	idle, _ := hubbench.ReadMem(h.PID())
 	fmt.Fprintf(os.Stderr, "load: hub pid %d at %s, %s MiB RSS idle\n", h.PID(), h.URL, hubbench.MiB(idle.RSS))
 
-	l := &loadgen{c: c, hub: h, userTok: userTok, devToks: devToks}
+	devKeys := make([]*devicekey.Key, len(devToks))
+	for i := range devKeys {
+		if devKeys[i], err = devicekey.Generate(); err != nil {
+			return err
+		}
+	}
+	l := &loadgen{c: c, hub: h, userTok: userTok, devToks: devToks, devKeys: devKeys}
 	defer l.close()
 	var rows []row
 	step := func(agents, subs int) error {
@@ -211,7 +219,7 @@ func accounts(ctx context.Context, dir string, n int) (string, []string, error) 
 	}
 	toks := make([]string, n)
 	for i := range toks {
-		_, tok, err := acc.AddDevice(ctx, "load", fmt.Sprintf("m%04d", i))
+		_, tok, err := acc.AddDevice(ctx, "load", fmt.Sprintf("m%04d", i), 0)
 		if err != nil {
 			return "", nil, err
 		}
@@ -239,6 +247,7 @@ type loadgen struct {
 	hub     *hubbench.Hub
 	userTok string
 	devToks []string
+	devKeys []*devicekey.Key
 
 	agents []*fakeAgent
 	subs   []*subscriber
@@ -322,15 +331,17 @@ func (l *loadgen) background(f func(ctx context.Context)) {
 }
 
 func (l *loadgen) dialAgent(ctx context.Context, i int) (*fakeAgent, error) {
+	// Each fake agent proves a key of its own; its first connection
+	// enrols it with its one-time token (docs/protocol.md).
 	c, _, err := websocket.Dial(ctx, "ws://"+l.hub.Addr+"/api/v1/link?v="+strconv.Itoa(link.Protocol), &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + l.devToks[i]}},
+		HTTPHeader: agentlink.Header(l.devKeys[i], l.devToks[i]),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent %d: dial: %w", i, err)
 	}
 	conn := link.NewWebSocket(c, 0)
-	welcome, err := link.ClientHello(ctx, conn, link.Msg{Hostname: fmt.Sprintf("fake-%04d", i), OS: "linux", Arch: runtime.GOARCH,
-		Version: "load", Capabilities: []string{link.CapSessions}})
+	welcome, err := link.ClientHello(ctx, conn, agentlink.Answer(l.devKeys[i], l.hub.Addr, link.Msg{Hostname: fmt.Sprintf("fake-%04d", i), OS: "linux", Arch: runtime.GOARCH,
+		Version: "load", Capabilities: []string{link.CapSessions}}))
 	if err != nil {
 		return nil, fmt.Errorf("agent %d: %w", i, err)
 	}

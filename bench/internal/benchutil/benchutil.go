@@ -306,6 +306,23 @@ func StartServe(t *TB, corralBin, dataDir, dir string, env []string, logPath str
 	}
 }
 
+// APIToken returns a bearer token for the dashboard of the corral serve
+// of dataDir: `corral token rotate` makes one (the login link the daemon
+// prints works once, in a browser). An older corral has no such command
+// and takes its printed URL's token for both: then that is the answer.
+func APIToken(corralBin, dataDir string, env []string, urlToken string) (string, error) {
+	if help, err := exec.Command(corralBin, "token", "--help").CombinedOutput(); err != nil || !strings.Contains(string(help), "rotate") {
+		return urlToken, nil
+	}
+	cmd := exec.Command(corralBin, "token", "rotate")
+	cmd.Env = append(append([]string(nil), env...), "CORRAL_HOME="+dataDir)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("corral token rotate: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // CleanEnv is the current environment without the variables that would tie
 // a child to an outer tmux, Claude or corral.
 func CleanEnv() []string {

@@ -121,7 +121,12 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	env := append(benchutil.CleanEnv(), "HOME="+home, "SHELL=/bin/sh")
 	logPath := filepath.Join(root, "serve.log")
 	serve := benchutil.StartServe(t, corralBin, dataDir, proj, env, logPath)
-	base, token, err := webbench.WebURL(logPath, 10*time.Second)
+	base, link, err := webbench.WebURL(logPath, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	// The API token first: making it logs browsers out.
+	token, err := benchutil.APIToken(corralBin, dataDir, env, link)
 	if err != nil {
 		return err
 	}
@@ -169,7 +174,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	// The browser.
 	var br *browser
 	if c.browser {
-		br, err = startBrowser(ctx, t, c, base, token)
+		br, err = startBrowser(ctx, t, c, base, link)
 		if err != nil {
 			return fmt.Errorf("chromium: %w", err)
 		}

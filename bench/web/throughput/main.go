@@ -228,6 +228,9 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		if err != nil {
 			return err
 		}
+		if d.token, err = benchutil.APIToken(bin, dataDir, shellEnv, d.token); err != nil {
+			return err
+		}
 		d.cl = client.HTTP(d.base, d.token)
 		s, err := d.cl.Create(ctx, api.CreateRequest{Dir: proj, Shell: true, Name: "throughput", Cols: c.cols, Rows: c.rows})
 		if err != nil {

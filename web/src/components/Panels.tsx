@@ -27,6 +27,7 @@ import {
   toasts,
   unseenNotifications,
 } from '../store';
+import type { WebSession } from '../types';
 import { activity, ago, timeOfDay } from '../util';
 import { Icon } from './Icon';
 import { Modal } from './Modal';
@@ -264,7 +265,102 @@ export function SettingsPanel() {
         </div>
         {pushEnabled.value && <p class="muted small">Logging out also stops push notifications in this browser.</p>}
       </section>
+      <SignedInDevices />
     </Modal>
+  );
+}
+
+/** A short name for a browser, from its user agent: "Firefox on Linux". */
+function browserName(ua?: string): string {
+  if (!ua) return 'Unknown browser';
+  const b = /Edg\//.test(ua)
+    ? 'Edge'
+    : /Firefox\//.test(ua)
+      ? 'Firefox'
+      : /Chrome\//.test(ua)
+        ? 'Chrome'
+        : /Safari\//.test(ua)
+          ? 'Safari'
+          : '';
+  const os = /iPhone|iPad/.test(ua)
+    ? 'iOS'
+    : /Android/.test(ua)
+      ? 'Android'
+      : /Mac OS X/.test(ua)
+        ? 'macOS'
+        : /Windows/.test(ua)
+          ? 'Windows'
+          : /Linux|X11/.test(ua)
+            ? 'Linux'
+            : '';
+  if (b || os) return [b || 'A browser', os].filter(Boolean).join(' on ');
+  return ua.length > 40 ? ua.slice(0, 39) + '…' : ua;
+}
+
+/** The browsers logged in to this account, each with "Sign out" (docs/web-protocol.md). */
+function SignedInDevices() {
+  const [list, setList] = useState<WebSession[] | null>(null);
+  const [err, setErr] = useState('');
+  const [busy, setBusy] = useState('');
+  const load = () =>
+    api.webSessions().then(
+      (l) => {
+        setList(l ?? []);
+        setErr('');
+      },
+      (e) => setErr(errorText(e)),
+    );
+  useEffect(() => {
+    void load();
+  }, []);
+  const signOut = (id: string) => {
+    setBusy(id);
+    api
+      .endWebSession(id)
+      .then(
+        () => {
+          toast('Signed out', 'info', 2500);
+          return load();
+        },
+        (e) => toast(`Signing out failed: ${errorText(e)}`),
+      )
+      .finally(() => setBusy(''));
+  };
+  return (
+    <section class="set-section" data-testid="signed-in-devices">
+      <h3>Signed-in devices</h3>
+      <p class="muted small">Browsers logged in to this account. Signing one out ends its session at once.</p>
+      {err && (
+        <p class="form-error" role="alert">
+          {err}
+        </p>
+      )}
+      {list === null && !err && <p class="muted small">Loading…</p>}
+      {list && list.length > 0 && (
+        <ul class="web-sessions">
+          {list.map((ws) => (
+            <li key={ws.id} class="web-session" data-testid="web-session" data-session-id={ws.id} data-current={ws.current ? 'true' : 'false'}>
+              <div class="web-session-main">
+                <span class="web-session-name" title={ws.user_agent}>
+                  {browserName(ws.user_agent)}
+                  {ws.current && <span class="muted"> · this browser</span>}
+                </span>
+                <span class="web-session-meta">
+                  {[ws.address, `last seen ${ago(ws.last_seen, now.value)}`, `since ${new Date(ws.created_at).toLocaleDateString()}`]
+                    .filter(Boolean)
+                    .join(' · ')}
+                </span>
+              </div>
+              {!ws.current && (
+                <button type="button" class="btn" disabled={busy === ws.id} onClick={() => signOut(ws.id)} data-testid="sign-out-device">
+                  {busy === ws.id ? 'Signing out…' : 'Sign out'}
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }
 
@@ -435,8 +531,17 @@ export function Login() {
             </>
           ) : (
             <>
-              {m === 'token' ? 'Paste the token from' : 'Or open'} the URL that <code>corral serve</code> printed (it ends in{' '}
-              <code>?token=…</code>){m === 'token' ? ', or open that URL: it logs this browser in.' : ': it logs this browser in.'}
+              {m === 'token' ? 'Paste an API token (' : 'Or open a login link: '}
+              {m === 'token' ? (
+                <>
+                  <code>corral token rotate</code>) or the token of a login link, or open the link: it logs this browser in.
+                </>
+              ) : (
+                <>
+                  <code>corral serve</code> prints one at start, <code>corral login-link</code> makes another. A link works once, for 10
+                  minutes.
+                </>
+              )}
             </>
           )}
         </p>

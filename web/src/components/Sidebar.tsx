@@ -14,7 +14,7 @@ import {
   sessions,
   type MachineGroup,
 } from '../store';
-import type { Session } from '../types';
+import type { DeviceConflict, Session } from '../types';
 import { activity, ago, clock, parseTime, pct, rollup, shortDir, subagentsTitle, todosTitle } from '../util';
 import { Icon } from './Icon';
 import { NeedsInputCard } from './NeedsInput';
@@ -152,6 +152,7 @@ function Group(props: { g: MachineGroup }) {
           </button>
         )}
       </h3>
+      {device?.conflict && <ConflictLine name={name} c={device.conflict} />}
       {open && list.length > 0 && (
         <ul class="session-list" id={id} aria-label={`Sessions on ${name}`}>
           {list.map((s) => (
@@ -165,6 +166,24 @@ function Group(props: { g: MachineGroup }) {
         </p>
       )}
     </section>
+  );
+}
+
+/** Another machine holds this one's key: someone copied its data directory, or stole its identity. */
+function ConflictLine(props: { name: string; c: DeviceConflict }) {
+  const { name, c } = props;
+  const from = [c.hostname ? `host ${c.hostname}` : '', c.address ? `from ${c.address}` : ''].filter(Boolean).join(', ');
+  const times = c.count > 1 ? `${c.count} times, ` : '';
+  return (
+    <p
+      class="group-conflict small"
+      role="alert"
+      data-testid="device-conflict"
+      data-device={name}
+      title={`The hub refused its connection ${times}last ${ago(c.at, now.value)}${from ? ` (${from})` : ''}. If this machine's data directory was copied, give the copy a new key; if not, revoke ${name} on the hub and enrol it again.`}
+    >
+      another machine is using {name}'s identity
+    </p>
   );
 }
 

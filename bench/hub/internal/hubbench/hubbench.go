@@ -148,17 +148,19 @@ func startLocal(t *benchutil.TB, corral, dataDir string, env []string, logPath s
 	}
 }
 
-// StartAgent starts `corral agent --hub URL --token T` and waits until its
-// unix socket answers (not until it has joined the hub).
+// StartAgent starts `corral agent --hub URL` with its enrolment token in
+// $CORRAL_DEVICE_TOKEN and waits until its unix socket answers (not until
+// it has joined the hub).
 func StartAgent(t *benchutil.TB, corral, dataDir, hubURL, token string, env []string, logPath string) *Local {
-	return startLocal(t, corral, dataDir, env, logPath, "agent", "--log-level", "warn", "--hub", hubURL, "--token", token)
+	env = append(append([]string(nil), env...), "CORRAL_DEVICE_TOKEN="+token)
+	return startLocal(t, corral, dataDir, env, logPath, "agent", "--log-level", "warn", "--hub", hubURL)
 }
 
 // Serve is `corral serve` with its dashboard on a free port.
 type Serve struct {
 	*Local
 	URL   string // http://127.0.0.1:port
-	Token string // the dashboard's access token
+	Token string // an API token of the dashboard
 }
 
 var serveURLRe = regexp.MustCompile(`corral: open (http://\S+)`)
@@ -167,9 +169,13 @@ var serveURLRe = regexp.MustCompile(`corral: open (http://\S+)`)
 func StartServe(t *benchutil.TB, corral, dataDir string, env []string, logPath string) *Serve {
 	l := startLocal(t, corral, dataDir, env, logPath, "serve", "--log-level", "warn", "--listen", "127.0.0.1:0")
 	u := l.waitLog(t, serveURLRe, "corral serve")
-	base, tok, ok := strings.Cut(u, "/?token=")
+	base, link, ok := strings.Cut(u, "/?token=")
 	if !ok {
 		t.Fatalf("corral serve printed %q", u)
+	}
+	tok, err := benchutil.APIToken(corral, dataDir, env, link)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return &Serve{Local: l, URL: base, Token: tok}
 }
