@@ -346,7 +346,9 @@ func TestBrowserDialogs(t *testing.T) {
 	w = s.WaitingFor
 	within(t, ctx, 30*time.Second, "open the untrusted session",
 		desktop(),
-		chromedp.Navigate(h.webURL()+"#/s/"+trustID+"/terminal"),
+		// The login link was for one use: the page is still logged in.
+		chromedp.Click(css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, trustID))),
+		chromedp.Click(css(`[data-testid="tab-terminal"]`)),
 		chromedp.WaitVisible(css(`[data-testid="needs-input-card"]`)),
 	)
 	c = waitCard(t, ctx, w.DialogID, 20*time.Second)
