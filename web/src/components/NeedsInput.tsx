@@ -240,13 +240,47 @@ function Answers(props: {
     });
   const disabled = !ready || busy !== null;
 
+  /** An option that answers at once. */
+  const button = (o: Option, primary: boolean) => {
+    const desc = optionDescription(w, o);
+    const descId = desc ? `opt-desc-${dialog}-${o.number}` : undefined;
+    return (
+      <button
+        key={o.number}
+        type="button"
+        class={`btn opt-btn${primary ? ' btn-primary' : ''}${desc ? ' has-desc' : ''}`}
+        aria-label={o.label}
+        aria-describedby={descId}
+        disabled={disabled}
+        data-option={o.number}
+        data-answer
+        onClick={(e) => !guard(e) && send({ option: o.number }, o.label)}
+      >
+        <span class="opt-label">
+          {o.number}. {o.label}
+          {busy === o.label ? ' …' : ''}
+        </span>
+        {desc && (
+          <span class="opt-desc" id={descId}>
+            {desc}
+          </span>
+        )}
+      </button>
+    );
+  };
+
   if (options.length === 0) {
     return ready ? <p class="muted small">No options could be read off the screen: answer in the terminal.</p> : null;
   }
 
   if (multi) {
-    const toggles = options.filter((o) => !o.text);
+    // The toggles are the options with a state; without any, all but the
+    // text ones. The rest ("Chat about this") answer at once.
+    const stated = options.some((o) => o.checked !== undefined && o.checked !== null);
+    const isToggle = (o: Option) => !o.text && (stated ? o.checked !== undefined && o.checked !== null : true);
+    const toggles = options.filter(isToggle);
     const textOpts = options.filter((o) => o.text);
+    const others = options.filter((o) => !o.text && !isToggle(o));
     const submit = () => {
       const chosen = toggles.filter((o) => checked.has(o.number)).map((o) => o.number);
       const typed = textOpts.find((o) => textOf(o).trim());
@@ -305,6 +339,7 @@ function Answers(props: {
           >
             {busy === 'Submit' ? 'Submitting…' : 'Submit'}
           </button>
+          {others.map((o) => button(o, false))}
         </div>
       </div>
     );
@@ -330,31 +365,7 @@ function Answers(props: {
             />
           );
         }
-        const desc = optionDescription(w, o);
-        const descId = desc ? `opt-desc-${dialog}-${o.number}` : undefined;
-        return (
-          <button
-            key={o.number}
-            type="button"
-            class={`btn opt-btn${i === 0 ? ' btn-primary' : ''}${desc ? ' has-desc' : ''}`}
-            aria-label={o.label}
-            aria-describedby={descId}
-            disabled={disabled}
-            data-option={o.number}
-            data-answer
-            onClick={(e) => !guard(e) && send({ option: o.number }, o.label)}
-          >
-            <span class="opt-label">
-              {o.number}. {o.label}
-              {busy === o.label ? ' …' : ''}
-            </span>
-            {desc && (
-              <span class="opt-desc" id={descId}>
-                {desc}
-              </span>
-            )}
-          </button>
-        );
+        return button(o, i === 0);
       })}
     </div>
   );
