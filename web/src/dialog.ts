@@ -35,12 +35,18 @@ export function dialogSummary(w: Waiting | null | undefined): string {
 }
 
 /**
- * A permission prompt's "No, and tell Claude what to do differently": the
- * option that takes text, when Claude offers one. The prompt box answers it.
+ * A permission prompt's "No, and tell Claude what to do differently": its No
+ * when that takes text (an option of its own, or No amended with Tab). The
+ * prompt box answers it. A Yes that takes text is never this answer.
  */
 export function feedbackOption(w: Waiting | null | undefined): Option | undefined {
   if (!w || w.kind !== 'permission') return undefined;
-  return (w.options ?? []).find((o) => o.text);
+  return (w.options ?? []).find((o) => o.text && /^no\b/i.test(o.label.trim()));
+}
+
+/** What the feedback answer says: "No, and tell Claude what to do differently". */
+export function feedbackLabel(o: Option): string {
+  return /tell claude/i.test(o.label) ? o.label : `${o.label.replace(/[.,]\s*$/, '')}, and tell Claude what to do differently`;
 }
 
 /** AskUserQuestion's questions: from waiting_for, else from the tool's input. */

@@ -36,7 +36,17 @@ export interface Question {
 }
 
 /** Dialog kinds (api.Dialog*). */
-export type DialogKind = 'permission' | 'question' | 'plan' | 'trust' | 'api_key' | 'elicitation' | 'choice';
+export type DialogKind =
+  | 'permission'
+  | 'question'
+  | 'plan'
+  | 'trust'
+  | 'api_key'
+  | 'elicitation'
+  | 'bypass_permissions'
+  | 'mcp_server'
+  | 'settings_error'
+  | 'choice';
 
 export interface Waiting {
   /** Names the dialog; an answer must carry it. Set once it was read off the screen. */

@@ -3,12 +3,14 @@ import { api, ApiError, errorText } from '../api';
 import {
   currentIndex,
   dialogSummary,
+  feedbackLabel,
+  feedbackOption,
   isMultiSelect,
   optionDescription,
   questionsOf,
 } from '../dialog';
 import { renderMarkdown } from '../markdown';
-import { setTab, toastError } from '../store';
+import { toastError } from '../store';
 import type { AnswerRequest, Option, Question, Session, Waiting } from '../types';
 import { isObject, pretty, shortDir, str, toolSummary } from '../util';
 import { DiffView, editsFromInput } from './Diff';
@@ -163,6 +165,9 @@ const KIND_BADGE: Record<string, string> = {
   trust: 'Trust',
   api_key: 'API key',
   elicitation: 'MCP',
+  bypass_permissions: 'Warning',
+  mcp_server: 'MCP server',
+  settings_error: 'Settings',
   choice: 'Choice',
 };
 
@@ -345,28 +350,36 @@ function Answers(props: {
     );
   }
 
+  const textField = (o: Option, label?: string) => (
+    <TextOption
+      key={`text-${o.number}`}
+      o={o}
+      w={w}
+      label={label}
+      value={textOf(o)}
+      onInput={(v) => setText(o, v)}
+      disabled={disabled}
+      onSubmit={(t) => send({ option: o.number, text: t }, o.label, () => clearText(o))}
+      sending={busy === o.label}
+    />
+  );
+
+  if (w.kind === 'permission') {
+    // Every option answers as it is; the No that takes text ("No, and tell
+    // Claude what to do differently") also takes it: from the prompt box
+    // when it is in view, else from a field here.
+    const fb = feedbackOption(w);
+    return (
+      <div class="needs-options" role="group" aria-label="Answers">
+        {options.map((o, i) => button(o, i === 0))}
+        {fb && (props.promptBoxAnswers && !props.compact ? <PromptBoxPointer o={fb} /> : textField(fb, 'Or tell Claude what to do instead'))}
+      </div>
+    );
+  }
+
   return (
     <div class="needs-options" role="group" aria-label="Answers">
-      {options.map((o, i) => {
-        if (o.text) {
-          if (props.promptBoxAnswers && !props.compact) {
-            return <PromptBoxPointer key={o.number} o={o} disabled={disabled} />;
-          }
-          return (
-            <TextOption
-              key={o.number}
-              o={o}
-              w={w}
-              value={textOf(o)}
-              onInput={(v) => setText(o, v)}
-              disabled={disabled}
-              onSubmit={(t) => send({ option: o.number, text: t }, o.label, () => clearText(o))}
-              sending={busy === o.label}
-            />
-          );
-        }
-        return button(o, i === 0);
-      })}
+      {options.map((o, i) => (o.text ? textField(o) : button(o, i === 0)))}
     </div>
   );
 }
@@ -379,6 +392,8 @@ function drawnChecked(options: Option[]): Set<number> {
 function TextOption(props: {
   o: Option;
   w: Waiting;
+  /** Shown instead of the option's own label. */
+  label?: string;
   value: string;
   onInput: (v: string) => void;
   disabled: boolean;
@@ -403,7 +418,7 @@ function TextOption(props: {
       }}
     >
       <label for={id} class="opt-label">
-        {o.number}. {o.label}
+        {props.label ?? `${o.number}. ${o.label}`}
       </label>
       {desc && <span class="opt-desc">{desc}</span>}
       <div class="opt-text-row">
@@ -423,7 +438,7 @@ function TextOption(props: {
           <button
             type="submit"
             class="btn btn-primary"
-            aria-label={`Send: ${o.label}`}
+            aria-label={`Send: ${props.label ?? o.label}`}
             disabled={props.disabled || !props.value.trim()}
           >
             {props.sending ? '…' : 'Send'}
@@ -434,27 +449,21 @@ function TextOption(props: {
   );
 }
 
-/** A permission's text answer is the prompt box: this button goes there. */
-function PromptBoxPointer(props: { o: Option; disabled: boolean }) {
+/** A permission's text answer is the prompt box: this goes there. */
+function PromptBoxPointer(props: { o: Option }) {
   return (
-    <button
-      type="button"
-      class="btn opt-btn"
-      aria-label={props.o.label}
-      disabled={props.disabled}
-      data-option={props.o.number}
-      data-answer
-      title="Type it in the box below the timeline"
-      onClick={() => {
-        setTab('timeline');
-        requestAnimationFrame(() => document.querySelector<HTMLTextAreaElement>('textarea[data-testid="prompt-box"]')?.focus());
-      }}
-    >
-      <span class="opt-label">
-        {props.o.number}. {props.o.label}
-      </span>
-      <span class="opt-desc">Type it in the box below</span>
-    </button>
+    <p class="needs-hint small">
+      Or{' '}
+      <button
+        type="button"
+        class="link-btn"
+        data-testid="to-prompt-box"
+        onClick={() => requestAnimationFrame(() => document.querySelector<HTMLTextAreaElement>('textarea[data-testid="prompt-box"]')?.focus())}
+      >
+        tell Claude what to do instead
+      </button>{' '}
+      in the box below: {props.o.number}. {feedbackLabel(props.o)}.
+    </p>
   );
 }
 

@@ -2,7 +2,7 @@ import { Component } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError, errorText } from '../api';
 import { renderMarkdown } from '../markdown';
-import { dialogSummary, draftFromMessage, feedbackOption, hasDialog } from '../dialog';
+import { dialogSummary, draftFromMessage, feedbackLabel, feedbackOption, hasDialog } from '../dialog';
 import { narrow, now, toastError } from '../store';
 import type { Session, TimelineItem, ToolCall } from '../types';
 import { clock, debounce, parseTime, pretty, timeOfDay, toolSummary } from '../util';
@@ -414,7 +414,7 @@ export function PromptBox(props: { s: Session }) {
     if (text.trim()) sendPrompt(text, false);
   };
 
-  const label = answering ? `${fb!.number}. ${fb!.label}` : '';
+  const label = answering ? `${fb!.number}. ${feedbackLabel(fb!)}` : '';
   return (
     <form
       class={`prompt-box${answering ? ' answering' : ''}`}
@@ -490,7 +490,7 @@ export function PromptBox(props: { s: Session }) {
           value={value}
           disabled={blocked}
           maxLength={answering ? 4000 : undefined}
-          aria-label={answering ? `Answer the dialog of ${s.name}: ${fb!.label}` : `Prompt for ${s.name}`}
+          aria-label={answering ? `Answer the dialog of ${s.name}: ${feedbackLabel(fb!)}` : `Prompt for ${s.name}`}
           aria-describedby={blocked ? 'prompt-reason' : undefined}
           placeholder={
             off
@@ -524,7 +524,7 @@ export function PromptBox(props: { s: Session }) {
           type="submit"
           class="btn btn-primary send-btn"
           disabled={blocked || sending || !value.trim()}
-          aria-label={answering ? `Send the answer: ${fb!.label}` : 'Send'}
+          aria-label={answering ? `Send the answer: ${feedbackLabel(fb!)}` : 'Send'}
           data-testid="prompt-send"
         >
           {sending ? '…' : answering ? 'Tell Claude' : 'Send'}
