@@ -4,7 +4,7 @@ export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
 GO ?= go
 BIN := bin/corral
 
-.PHONY: run build setup test test-short web bench fmt vet fuzz clean
+.PHONY: run build setup test test-short web bench fmt vet lint fuzz clean release release-test
 
 run: setup build
 	./$(BIN) serve
@@ -20,7 +20,7 @@ build: web
 web:
 	@if [ -f web/package.json ]; then scripts/build-web.sh; fi
 
-test: 
+test:
 	scripts/setup.sh --test
 	$(MAKE) web
 	scripts/test.sh
@@ -32,8 +32,29 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
+# What CI checks besides the tests: gofmt, go vet, staticcheck.
+lint: vet
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+# Formats the Go code in place.
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+# Each fuzz target for a while (FUZZTIME, default 10s).
+fuzz:
+	scripts/fuzz.sh $${FUZZTIME:-10s}
+
 bench:
 	scripts/bench.sh
 
+# Static binaries for linux/darwin x amd64/arm64, .deb and .rpm, SHA256SUMS,
+# into dist/ (docs/operations.md).
+release: web
+	SKIP_WEB=1 scripts/release.sh
+
+# Builds the linux/amd64 .deb, unpacks it with dpkg -x and runs corral from it.
+release-test: web
+	$(GO) test -count=1 ./test/release/
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

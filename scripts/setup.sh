@@ -41,6 +41,10 @@ have make || missing+=(make)
 if [ $want_test -eq 1 ]; then
   have chromium || missing+=(chromium)
   have git || missing+=(git)
+  # internal/service checks its units with systemd-analyze; test/release
+  # unpacks the .deb with dpkg.
+  have systemd-analyze || missing+=(systemd)
+  have dpkg || missing+=(dpkg)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   apt_install ca-certificates "${missing[@]}"

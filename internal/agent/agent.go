@@ -26,7 +26,6 @@ import (
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
-	"github.com/corral-dev/corral/internal/hook"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/term"
@@ -85,9 +84,17 @@ type Agent struct {
 	reconcile chan struct{}
 	persistCh chan struct{}
 	dirty     map[string]bool
-	serverPID int
+	// deletes are sessions whose database row is still to be deleted.
+	deletes map[string]bool
+	// persistErr is the last failed database write, since persistFailing;
+	// nil once a write succeeds.
+	persistErr     error
+	persistFailing time.Time
+	serverPID      int
 	// reserved holds names of sessions being created.
 	reserved map[string]bool
+	// adopted: the tmux sessions the database did not know were taken in.
+	adopted bool
 
 	// storeMu orders database writes, so a late batch of states cannot
 	// bring back a session that Kill just deleted.
@@ -166,6 +173,7 @@ func New(cfg Config) (*Agent, error) {
 		reconcile: make(chan struct{}, 1),
 		persistCh: make(chan struct{}, 1),
 		dirty:     map[string]bool{},
+		deletes:   map[string]bool{},
 		reserved:  map[string]bool{},
 		warns:     rate.NewLimiter(rate.Every(time.Second), 10),
 	}, nil
@@ -307,40 +315,27 @@ func (a *Agent) Close() error {
 	}
 	a.wg.Wait()
 	a.streams.Close()
-	return a.flush(context.Background())
+	if err := a.flush(context.Background()); err != nil {
+		a.mu.Lock()
+		n := len(a.dirty) + len(a.deletes)
+		a.mu.Unlock()
+		a.log.Error("database: session changes not saved at exit", "count", n, "err", err)
+		return err
+	}
+	return nil
 }
 
 // Version describes the agent.
 func (a *Agent) Version(ctx context.Context) api.VersionInfo {
-	v := api.VersionInfo{Version: version.String(), DataDir: a.cfg.DataDir, PID: os.Getpid(), StartedAt: a.started}
+	b := version.Get()
+	v := api.VersionInfo{Version: b.Version, Commit: b.Commit, BuildDate: b.Date, DataDir: a.cfg.DataDir, PID: os.Getpid(), StartedAt: a.started}
 	if tv, err := a.tmux.Version(ctx); err == nil {
 		v.Tmux = tv
 	}
+	if p := a.persistProblem(); p != "" {
+		v.Problems = append(v.Problems, p)
+	}
 	return v
-}
-
-func (a *Agent) serveHooks(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if a.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-				a.log.Error("hook socket", "err", err)
-			}
-			return
-		}
-		go a.handleHookConn(c)
-	}
-}
-
-func (a *Agent) handleHookConn(c net.Conn) {
-	defer c.Close()
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	h, payload, err := hook.Read(c, hook.MaxPayload)
-	if err != nil {
-		a.warn("bad hook delivery", "err", err)
-		return
-	}
-	a.onDelivery(h, payload)
 }
 
 func envGet(env []string, key string) string {

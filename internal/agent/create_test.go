@@ -36,6 +36,10 @@ func TestCreateValidates(t *testing.T) {
 		{"escape in name", api.CreateRequest{Dir: r.proj, Name: "a\x1b[31mred", Shell: true}, "control"},
 		{"DEL in name", api.CreateRequest{Dir: r.proj, Name: "a\x7f", Shell: true}, "control"},
 		{"invalid UTF-8 name", api.CreateRequest{Dir: r.proj, Name: "a\xffb", Shell: true}, "control"},
+		{"C1 CSI in name", api.CreateRequest{Dir: r.proj, Name: "a\u009b31mred", Shell: true}, "control"},
+		{"C1 OSC in name", api.CreateRequest{Dir: r.proj, Name: "a\u009d52;c;eA==\u009c", Shell: true}, "control"},
+		{"bidi override in name", api.CreateRequest{Dir: r.proj, Name: "evil\u202egnp.sh", Shell: true}, "bidi"},
+		{"bidi isolate in name", api.CreateRequest{Dir: r.proj, Name: "a\u2066b\u2069", Shell: true}, "bidi"},
 		{"long name", api.CreateRequest{Dir: r.proj, Name: strings.Repeat("n", 101), Shell: true}, "longer"},
 		{"resume id too short", api.CreateRequest{Dir: r.proj, Resume: "abc"}, "not a Claude session id"},
 		{"resume id with a path", api.CreateRequest{Dir: r.proj, Resume: "../../etc/passwd"}, "not a Claude session id"},
@@ -61,7 +65,7 @@ func TestCreateValidates(t *testing.T) {
 	if recs, err := r.st.Sessions(ctxT(t)); err != nil || len(recs) != 0 {
 		t.Errorf("refused creates left database rows: %+v %v", recs, err)
 	}
-	if r.a.Tmux().Running(ctxT(t)) {
+	if up, _ := r.a.Tmux().Running(ctxT(t)); up {
 		if list, err := r.a.Tmux().ListSessions(ctxT(t)); err == nil && len(list) != 0 {
 			t.Errorf("refused creates left tmux sessions: %+v", list)
 		}
@@ -266,7 +270,7 @@ func TestRenamePersists(t *testing.T) {
 	if ev.Session.Name != "after" || ev.Prev != api.StatusIdle || ev.Notify {
 		t.Errorf("rename event: %+v prev %q", ev.Session, ev.Prev)
 	}
-	for _, bad := range []string{"", "   ", "a\tb", strings.Repeat("x", 101)} {
+	for _, bad := range []string{"", "   ", "a\tb", strings.Repeat("x", 101), "a\u009bb", "a\u202eb", "\u200fx"} {
 		if _, err := r.a.Rename(ctxT(t), s.ID, bad); !errors.Is(err, api.ErrBadRequest) {
 			t.Errorf("Rename(%q): %v, want bad request", bad, err)
 		}
@@ -297,17 +301,24 @@ func TestNewNeedsDataDirAndStore(t *testing.T) {
 func TestCreateDefaultNameFromHostileDir(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
-	for _, base := range []string{"evil\x1b]0;pwned\x07", "two\nlines"} {
-		dir := filepath.Join(r.proj, base)
+	for _, c := range []struct{ base, name string }{
+		{"evil\x1b]0;pwned\x07", "evil ]0;pwned"},
+		{"two\nlines", "two lines"},
+		{"c1\u009b31m\u009d0;t\u009c", "c1 31m 0;t"},
+		{"bidi\u202egnp.sh", "bidi gnp.sh"},
+		{"\u2066iso\u2069\u200e", "iso"},
+	} {
+		dir := filepath.Join(r.proj, c.base)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		s, err := r.a.Create(ctxT(t), api.CreateRequest{Dir: dir, Shell: true})
 		if err != nil {
-			continue // refusing is fine too
+			t.Errorf("create in %q: %v", dir, err)
+			continue
 		}
-		if strings.ContainsFunc(s.Name, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
-			t.Errorf("session in %q is named %q", dir, s.Name)
+		if s.Name != c.name {
+			t.Errorf("session in %q is named %q, want %q", dir, s.Name, c.name)
 		}
 	}
 }

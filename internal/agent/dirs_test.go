@@ -108,7 +108,7 @@ func TestListDir(t *testing.T) {
 		{filepath.Join(root, "out"), api.ErrForbidden},
 		{outside, api.ErrForbidden},
 		{"/", api.ErrForbidden},
-		{root + "-sibling", api.ErrNotFound},
+		{root + "-sibling", api.ErrForbidden},
 		{"relative/path", api.ErrBadRequest},
 		{root + "\x00", api.ErrBadRequest},
 		{filepath.Join(root, "missing"), api.ErrNotFound},
@@ -120,6 +120,28 @@ func TestListDir(t *testing.T) {
 		if !errors.Is(err, rf.want) {
 			t.Errorf("ListDir(%q) = %v, want %v", rf.path, err, rf.want.(*api.Error).Code)
 		}
+	}
+	// Outside the roots, a path that exists and one that does not get
+	// the same answer: listing is no oracle for what is there.
+	for _, pair := range [][2]string{
+		{outside, filepath.Join(filepath.Dir(outside), "nothing")},
+		{filepath.Join(outside, "secret"), filepath.Join(outside, "nosecret")},
+		{filepath.Join(root, "out", "secret"), filepath.Join(root, "out", "nosecret")},
+		{filepath.Join(root, "outfile"), filepath.Join(root, "out", "no", "such", "dir")},
+		{"/etc/passwd", "/etc/no-such-file"},
+	} {
+		_, e1 := r.a.ListDir(ctx, "", pair[0])
+		_, e2 := r.a.ListDir(ctx, "", pair[1])
+		if !errors.Is(e1, api.ErrForbidden) || !errors.Is(e2, api.ErrForbidden) {
+			t.Errorf("outside the root: %s (exists) = %v; %s (does not) = %v; want forbidden for both", pair[0], e1, pair[1], e2)
+		}
+	}
+	// A dangling link inside the root that points outside is outside.
+	if err := os.Symlink(filepath.Join(outside, "missing"), filepath.Join(root, "dangout")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.a.ListDir(ctx, "", filepath.Join(root, "dangout", "x")); !errors.Is(err, api.ErrForbidden) {
+		t.Errorf("through a dangling link that points outside: %v, want forbidden", err)
 	}
 	// A sibling directory whose name extends the root's is outside it.
 	if err := os.Mkdir(root+"-sibling", 0o755); err != nil {

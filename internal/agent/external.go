@@ -99,9 +99,7 @@ func (a *Agent) forget(ctx context.Context, ids []string, why string) {
 		if !ok {
 			continue
 		}
-		if err := a.store.DeleteSession(ctx, id); err != nil {
-			a.log.Error("delete session", "id", id, "err", err)
-		}
+		a.dropRecord(ctx, id)
 		a.bus.Remove(id)
 		a.log.Info("session "+why, "id", id, "name", s.name)
 	}

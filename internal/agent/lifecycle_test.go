@@ -26,7 +26,7 @@ func TestPaneClosedRemovesSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.removed(s.ID)
-	if !r.a.Tmux().Running(ctxT(t)) {
+	if up, err := r.a.Tmux().Running(ctxT(t)); !up || err != nil {
 		t.Fatal("the tmux server died with the pane")
 	}
 	if _, err := r.a.Session(ctxT(t), s.ID); !errors.Is(err, api.ErrNotFound) {

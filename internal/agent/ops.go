@@ -19,6 +19,7 @@ import (
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/status"
+	"github.com/corral-dev/corral/internal/termsafe"
 	"github.com/corral-dev/corral/internal/tmux"
 )
 
@@ -44,10 +45,11 @@ func (a *Agent) Subscribe(ctx context.Context, since uint64) (*events.Sub, error
 const maxNameLen = 100
 
 // sanitizeName makes a usable name out of anything (a directory's name):
-// control characters become spaces, and it is cut to the length limit.
+// control and bidi characters become spaces, and it is cut to the length
+// limit.
 func sanitizeName(name string) string {
 	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+		if termsafe.Unsafe(r) || r == utf8.RuneError {
 			return ' '
 		}
 		return r
@@ -68,8 +70,10 @@ func cleanName(name string) (string, error) {
 	if len(name) > maxNameLen {
 		return "", api.Errorf(api.CodeBadRequest, "name is longer than %d bytes", maxNameLen)
 	}
-	if !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return "", api.Errorf(api.CodeBadRequest, "name has control characters")
+	if !termsafe.Clean(name) {
+		// C0 and C1 controls steer terminals; bidi controls make a name
+		// read as another.
+		return "", api.Errorf(api.CodeBadRequest, "name has control characters (C0, C1 or bidi controls) or is not UTF-8: %s", termsafe.String(name))
 	}
 	return name, nil
 }
@@ -156,7 +160,7 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 	}
 	if err := a.launch(ctx, s, req.Resume, req.Cols, req.Rows); err != nil {
 		a.storeMu.Lock()
-		a.store.DeleteSession(context.Background(), s.id)
+		a.dropRecord(context.Background(), s.id)
 		a.storeMu.Unlock()
 		return api.Session{}, err
 	}
@@ -380,9 +384,7 @@ func (a *Agent) Kill(ctx context.Context, id string) error {
 	if err := a.tmux.KillSession(ctx, id); err != nil && !errors.Is(err, tmux.ErrNoSession) && !errors.Is(err, tmux.ErrNoServer) {
 		a.log.Warn("kill session", "id", id, "err", err)
 	}
-	if err := a.store.DeleteSession(context.Background(), id); err != nil {
-		a.log.Error("delete session", "id", id, "err", err)
-	}
+	a.dropRecord(context.Background(), id)
 	a.bus.Remove(id)
 	a.log.Info("session killed", "id", id, "name", s.name)
 	return nil
@@ -508,6 +510,8 @@ const (
 	// runMaxOutput keeps a result well inside the device link's 1 MiB
 	// frame even after JSON escaping.
 	runMaxOutput = 256 << 10
+	// runWaitDelay bounds the wait for output after the command exited.
+	runWaitDelay = time.Second
 )
 
 // Run runs a command beside a session: in the directory its pane is in,
@@ -553,13 +557,19 @@ func (a *Agent) Run(ctx context.Context, id string, req api.RunRequest) (api.Run
 	// Its own process group, so a timeout kills the whole pipeline.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	// A background child may hold the pipe for ever: read it this much
+	// longer after the command exits, then return.
+	cmd.WaitDelay = runWaitDelay
 	start := time.Now()
 	err = cmd.Run()
 	res := api.RunResult{Output: out.buf.String(), Truncated: out.cut, DurationMS: time.Since(start).Milliseconds()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
+	case errors.Is(err, exec.ErrWaitDelay):
+		// The command exited 0, but a process it put in the background
+		// (`cmd &`) still holds the output: keep what came, and say so.
+		res.Output += fmt.Sprintf("\ncorral: the command exited, but a process it started keeps its output open; output after %v is not shown\n", runWaitDelay)
 	case ctx.Err() == context.DeadlineExceeded:
 		res.ExitCode = 124
 		res.Output += fmt.Sprintf("\ncorral: command timed out after %v\n", timeout)
@@ -649,25 +659,59 @@ func (a *Agent) ListDir(ctx context.Context, device, path string) (api.DirListin
 }
 
 // inRoots resolves path (following symlinks) and checks that it lies inside
-// one of the roots. It returns the resolved path and its root.
+// one of the roots. It returns the resolved path and its root. A path
+// outside the roots is refused the same way whether or not it exists, so
+// the answer tells nothing about what is there.
 func (a *Agent) inRoots(path string) (string, string, error) {
 	if !filepath.IsAbs(path) || strings.ContainsRune(path, 0) {
 		return "", "", api.Errorf(api.CodeBadRequest, "path must be absolute: %q", path)
 	}
-	real, err := filepath.EvalSymlinks(filepath.Clean(path))
-	if err != nil {
-		return "", "", api.Errorf(api.CodeNotFound, "no such directory: %s", path)
-	}
+	real, exists := resolvePath(filepath.Clean(path))
 	for _, r := range a.cfg.Roots {
 		rr, err := filepath.EvalSymlinks(r)
 		if err != nil {
 			continue
 		}
 		if real == rr || strings.HasPrefix(real, rr+string(filepath.Separator)) || rr == "/" {
+			if !exists {
+				return "", "", api.Errorf(api.CodeNotFound, "no such directory: %s", path)
+			}
 			return real, rr, nil
 		}
 	}
 	return "", "", api.Errorf(api.CodeForbidden, "%s is outside the allowed roots (%s)", path, strings.Join(a.cfg.Roots, ", "))
+}
+
+// resolvePath follows the symlinks of path as far as it exists and keeps
+// the rest as written: where a missing path would be if it existed. A
+// dangling link counts as where it points. exists says whether all of it
+// does.
+func resolvePath(path string) (real string, exists bool) {
+	// 40 links, as Linux allows, then give up (a loop).
+	for range 40 {
+		p, rest := path, ""
+		for {
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				return filepath.Join(r, rest), rest == ""
+			}
+			if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				if t, err := os.Readlink(p); err == nil {
+					if !filepath.IsAbs(t) {
+						t = filepath.Join(filepath.Dir(p), t)
+					}
+					path = filepath.Join(t, rest)
+					break
+				}
+			}
+			parent := filepath.Dir(p)
+			if parent == p {
+				return path, false
+			}
+			rest = filepath.Join(filepath.Base(p), rest)
+			p = parent
+		}
+	}
+	return path, false
 }
 
 // Resumable lists the Claude sessions recorded for a directory.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -237,6 +238,37 @@ func TestRun(t *testing.T) {
 			t.Fatalf("no child pid in %q", res.Output)
 		}
 		waitUntil(t, 5*time.Second, "the background child to die", func() bool { return !alive(pid) })
+	})
+	t.Run("a background child keeps the output open", func(t *testing.T) {
+		// `cmd &`: the shell exits at once, its child holds the pipe. What
+		// was written comes back, and the wait is bounded.
+		for _, c := range []struct {
+			script string
+			code   int
+		}{
+			{"echo before; sleep 30 & echo $!; echo after", 0},
+			{"echo before; sleep 30 & echo $!; echo after; exit 4", 4},
+		} {
+			start := time.Now()
+			res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"sh", "-c", c.script}})
+			if err != nil {
+				t.Fatalf("%s: %v", c.script, err)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("%s: took %v", c.script, took)
+			}
+			lines := strings.Split(res.Output, "\n")
+			if len(lines) < 3 || res.ExitCode != c.code || lines[0] != "before" || lines[2] != "after" {
+				t.Fatalf("%s: %+v, want exit %d and its output", c.script, res, c.code)
+			}
+			// The child runs on, as `cmd &` asked; the test ends it.
+			if pid, err := strconv.Atoi(lines[1]); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			if c.code == 0 && !strings.Contains(res.Output, "keeps its output open") {
+				t.Errorf("%s: no note on the output cut short: %q", c.script, res.Output)
+			}
+		}
 	})
 	t.Run("bad requests", func(t *testing.T) {
 		for _, argv := range [][]string{nil, {}, {""}} {

@@ -129,22 +129,36 @@ func (a *Agent) reconcileLoop() {
 func (a *Agent) reconcileOnce() error {
 	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
 	defer cancel()
-	up := a.tmux.Running(ctx)
+	// Only tmux's own "no server" means the sessions are gone. Any other
+	// failure (tmux out of file descriptors, a timeout) leaves every
+	// session as it is, to be looked at again on the next round.
+	up, err := a.tmux.Running(ctx)
+	if err != nil {
+		return fmt.Errorf("tmux did not answer; sessions left as they are, retrying: %w", err)
+	}
 	var list []tmux.SessionInfo
+	// A pane made after the listing is not in it, and is not gone.
+	listedAt := now()
 	if up {
-		var err error
 		list, err = a.tmux.ListSessions(ctx)
 		if err != nil {
-			if !errors.Is(err, tmux.ErrNoServer) {
-				return err
+			return fmt.Errorf("tmux did not answer; sessions left as they are, retrying: %w", err)
+		}
+		if len(list) == 0 {
+			// ListSessions says nothing for a server that died in between:
+			// ask again before calling every pane closed.
+			if up, err = a.tmux.Running(ctx); err != nil {
+				return fmt.Errorf("tmux did not answer; sessions left as they are, retrying: %w", err)
 			}
-			up = false
 		}
 	}
 	if !up {
 		return a.recreateAll(ctx)
 	}
 	a.watchServer()
+	// Panes the database does not know (it was lost): taken in before the
+	// round below verifies them; they are in the list already.
+	a.adoptOnce(ctx)
 	alive := make(map[string]tmux.SessionInfo, len(list))
 	for _, info := range list {
 		alive[info.Name] = info
@@ -154,6 +168,7 @@ func (a *Agent) reconcileOnce() error {
 	// the screen) without it; what it found, under the lock again.
 	a.mu.Lock()
 	var gone, ended []string
+	var lost []*session
 	var probes []probe
 	for _, s := range a.sessions {
 		if s.kind == api.KindExternal {
@@ -161,8 +176,17 @@ func (a *Agent) reconcileOnce() error {
 			continue
 		}
 		info, ok := alive[s.id]
+		if !ok && s.launchedAt.After(listedAt) {
+			continue
+		}
 		if !ok {
-			gone = append(gone, s.id)
+			if s.lost {
+				// Its server died and bringing it back failed: try again
+				// rather than take it for closed.
+				lost = append(lost, s)
+			} else {
+				gone = append(gone, s.id)
+			}
 			continue
 		}
 		if info.Pane.PID != s.panePID && info.Pane.PID > 0 {
@@ -204,6 +228,9 @@ func (a *Agent) reconcileOnce() error {
 	// A pane that ended while the server lives was closed by the person.
 	a.forget(ctx, gone, "closed")
 	a.forget(ctx, ended, "ended (claude started outside corral exited)")
+	if len(lost) > 0 {
+		return a.recreate(ctx, lost)
+	}
 	return nil
 }
 
@@ -292,7 +319,25 @@ func (a *Agent) settleLocked(s *session, p probe) {
 		}
 		a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
 	case api.StatusStarting:
-		if !p.running && time.Since(s.launchedAt) > startGrace {
+		switch {
+		case p.running:
+			// Claude is up, but the signal that it came up may be lost (a
+			// hook that failed, a session file changed before corral knew
+			// the pid, a claude that was there before this launch). Leave
+			// starting once its session file has a status, or once the
+			// grace is over.
+			switch p.check.FileStatus {
+			case claude.SessionBusy, claude.SessionIdle, claude.SessionWaiting:
+			default:
+				if time.Since(s.launchedAt) <= startGrace {
+					return
+				}
+			}
+			if p.check.SessionID != "" {
+				s.st.ClaudeSessionID = p.check.SessionID
+			}
+			a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
+		case time.Since(s.launchedAt) > startGrace:
 			a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
 		}
 	case api.StatusExited:
@@ -348,6 +393,22 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 		return nil
 	}
 	a.log.Warn("tmux server is gone; recreating sessions", "count", len(todo))
+	return a.recreate(ctx, todo)
+}
+
+// recreate starts sessions again whose panes died with their server. A
+// session whose launch fails keeps its state and is marked lost, so the
+// next round tries again instead of taking it for closed.
+func (a *Agent) recreate(ctx context.Context, todo []*session) error {
+	// A server that cannot be started now fails every launch alike.
+	if err := a.tmux.EnsureRunning(ctx); err != nil {
+		a.mu.Lock()
+		for _, s := range todo {
+			s.lost = true
+		}
+		a.mu.Unlock()
+		return fmt.Errorf("recreating %d sessions: %w", len(todo), err)
+	}
 	var errs []error
 	for _, s := range todo {
 		a.mu.Lock()
@@ -361,18 +422,35 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 				a.log.Warn("no transcript to resume; starting a new conversation", "id", s.id, "claude_session", resume, "transcript", tp)
 				resume = ""
 			}
+			// The old pids and transcript reader are about the old pane.
 			clear(s.watching)
 			s.tr = nil
-			// Whatever the old processes still say is about the old pane.
 			s.claudePID, s.panePID, s.paneID = 0, 0, ""
+		}
+		// Starting before the pane exists, so that no hook of the new
+		// claude can come before it.
+		prev := s.st
+		if s.kind == api.KindClaude {
 			a.applyLocked(s, status.Event{Kind: status.Launched, ClaudeSessionID: resume})
 		}
 		s.args = withoutResume(s.args)
 		a.mu.Unlock()
 		if err := a.launch(ctx, s, resume, 0, 0); err != nil {
+			// No pane, no new claude: the session keeps the state it had.
+			a.mu.Lock()
+			s.lost = true
+			if s.kind == api.KindClaude {
+				cur := s.st.Status
+				s.st = prev
+				a.publishLocked(s, cur, false)
+			}
+			a.mu.Unlock()
 			errs = append(errs, fmt.Errorf("session %s: %w", s.id, err))
 			continue
 		}
+		a.mu.Lock()
+		s.lost = false
+		a.mu.Unlock()
 		if s.kind == api.KindClaude {
 			a.watchStartup(s.id)
 		}
@@ -415,7 +493,6 @@ func (a *Agent) restore(ctx context.Context) error {
 		return fmt.Errorf("load sessions: %w", err)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	list := make([]api.Session, 0, len(recs))
 	var dead []string
 	for _, r := range recs {
@@ -431,10 +508,9 @@ func (a *Agent) restore(ctx context.Context) error {
 		a.markDirtyLocked(s.id)
 	}
 	a.bus.Load(list)
+	a.mu.Unlock()
 	for _, id := range dead {
-		if err := a.store.DeleteSession(ctx, id); err != nil {
-			a.log.Error("delete session", "id", id, "err", err)
-		}
+		a.dropRecord(ctx, id)
 	}
 	if len(recs) > 0 {
 		a.log.Info("sessions restored", "count", len(recs))

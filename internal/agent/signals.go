@@ -63,8 +63,8 @@ func hookEvent(p claude.HookPayload, at time.Time) (status.Event, bool) {
 // transcript is read after it is released: the lock only covers applying
 // the signal.
 func (a *Agent) onDelivery(h hook.Header, payload []byte) {
-	if h.Truncated {
-		a.warn("hook payload over the size limit was dropped", "session", h.Session)
+	if h.Truncated && h.Kind != hook.KindHook {
+		a.warn("status line input over the size limit was dropped", "session", h.Session)
 		return
 	}
 	var p claude.HookPayload
@@ -74,11 +74,20 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 	case hook.KindStatusLine:
 		sl, err = claude.ParseStatusLine(payload)
 	case hook.KindHook:
-		p, err = claude.ParseHook(payload)
+		if h.Truncated {
+			// Cut at the size limit by the sender: the event and its tool,
+			// without the tool's input.
+			p, err = claude.ParseHookPrefix(payload)
+		} else {
+			p, err = claude.ParseHook(payload)
+		}
 	}
 	if err != nil {
-		a.warn("bad hook delivery", "session", h.Session, "kind", h.Kind, "err", err)
+		a.warn("bad hook delivery", "session", h.Session, "kind", h.Kind, "truncated", h.Truncated, "err", err)
 		return
+	}
+	if h.Truncated {
+		a.warn("hook payload over the size limit; read without its tool input", "session", h.Session, "event", p.HookEventName, "tool", p.ToolName)
 	}
 	claudePID := h.ClaudePID
 	if claudePID == 0 && h.Kind == hook.KindHook {
@@ -375,7 +384,7 @@ func (a *Agent) readTranscript(id string) {
 			r.tokens.Add(e)
 			for _, sig := range claude.Signals(e) {
 				ev, ok := transcriptEvent(sig)
-				if !ok || !r.primed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded) {
+				if !ok || !r.primed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded || ev.Kind == status.PromptSeen) {
 					continue // history, not news
 				}
 				evs = append(evs, ev)
@@ -420,6 +429,8 @@ func transcriptEvent(sig claude.Signal) (status.Event, bool) {
 		return status.Event{Kind: status.AssistantText, Message: v.Text}, true
 	case claude.TurnEnded:
 		return status.Event{Kind: status.TurnEnded, At: v.At}, true
+	case claude.PromptSubmitted:
+		return status.Event{Kind: status.PromptSeen, At: v.At, Prompt: v.Text}, true
 	}
 	return status.Event{}, false
 }

@@ -85,6 +85,9 @@ type conn struct {
 
 	mu      sync.Mutex
 	streams map[uint32]*linkStream
+	// reqs cancels the requests in progress, by id, when the hub says
+	// their caller gave up (cancel).
+	reqs map[uint64]*request
 	// sent is the sequence number of the last event sent to the hub;
 	// sentWake is closed and replaced when it grows.
 	sent     uint64
@@ -120,7 +123,7 @@ func Serve(ctx context.Context, c link.Conn, o Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}, sentWake: make(chan struct{})}
+	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}, reqs: map[uint64]*request{}, sentWake: make(chan struct{})}
 	cn.peer = link.NewPeer(c, link.Options{OnMsg: cn.onMsg, OnFrame: cn.onFrame})
 	runErr := make(chan error, 1)
 	go func() { runErr <- cn.peer.Run(ctx) }()
@@ -170,14 +173,32 @@ func (cn *conn) onMsg(m link.Msg) {
 	switch m.T {
 	case link.TypeReq:
 		// Requests may take a while (create, run, download): each runs on
-		// its own goroutine, so they never hold up the link.
+		// its own goroutine, so they never hold up the link, with a context
+		// that a cancel for its id ends. It is registered here, in arrival
+		// order, so a cancel that follows at once finds it.
+		ctx, cancel := context.WithCancel(cn.ctx)
+		req := &request{cancel: cancel}
+		cn.mu.Lock()
+		cn.reqs[m.ID] = req
+		cn.mu.Unlock()
 		go func() {
-			res, err := cn.handle(cn.ctx, m)
+			defer cn.endReq(m.ID, req)
+			res, err := cn.handle(ctx, m)
+			if ctx.Err() != nil && cn.ctx.Err() == nil {
+				cn.log.Debug("request cancelled by the hub", "op", m.Op, "id", m.ID)
+			}
 			cn.waitSent(cn.o.Agent.Bus().Seq())
 			if rerr := cn.peer.Reply(m.ID, res, err); rerr != nil && cn.ctx.Err() == nil {
 				cn.log.Debug("reply", "op", m.Op, "err", rerr)
 			}
 		}()
+	case link.TypeCancel:
+		cn.mu.Lock()
+		req := cn.reqs[m.ID]
+		cn.mu.Unlock()
+		if req != nil {
+			req.cancel()
+		}
 	case link.TypeTermAck:
 		cn.mu.Lock()
 		ls := cn.streams[m.Stream]
@@ -193,6 +214,19 @@ func (cn *conn) onMsg(m link.Msg) {
 				cn.peer.Reply(m.ID, nil, api.Errorf(api.CodeBadRequest, "unknown message type %q", m.T))
 			}
 		}
+	}
+}
+
+// request is a request in progress.
+type request struct{ cancel context.CancelFunc }
+
+// endReq forgets a finished request (unless its id was reused since).
+func (cn *conn) endReq(id uint64, req *request) {
+	req.cancel()
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.reqs[id] == req {
+		delete(cn.reqs, id)
 	}
 }
 
@@ -352,7 +386,7 @@ func (cn *conn) do(ctx context.Context, m link.Msg) (any, error) {
 		if err := cn.decode(ctx, m, &a); err != nil {
 			return nil, err
 		}
-		return cn.openStream(a)
+		return cn.openStream(ctx, a)
 	case link.OpTermClose:
 		var a link.TermCloseArgs
 		if err := cn.decode(ctx, m, &a); err != nil {
@@ -377,15 +411,20 @@ func (cn *conn) do(ctx context.Context, m link.Msg) (any, error) {
 }
 
 // openStream attaches a terminal and starts sending its output.
-func (cn *conn) openStream(a link.TermOpenArgs) (link.TermOpenResult, error) {
+func (cn *conn) openStream(ctx context.Context, a link.TermOpenArgs) (link.TermOpenResult, error) {
 	if a.Stream == 0 {
 		return link.TermOpenResult{}, api.Errorf(api.CodeBadRequest, "stream number 0")
 	}
-	st, from, reset, err := cn.o.Agent.OpenTerminal(cn.ctx, a.ID, a.Cols, a.Rows, a.Resume, a.Offset)
+	st, from, reset, err := cn.o.Agent.OpenTerminal(ctx, a.ID, a.Cols, a.Rows, a.Resume, a.Offset)
 	if err != nil {
 		return link.TermOpenResult{}, err
 	}
-	ctx, cancel := context.WithCancel(cn.ctx)
+	if err := ctx.Err(); err != nil {
+		// The hub gave up on it: nobody will read it. Never attached, the
+		// stream goes with the agent's sweep after the grace period.
+		return link.TermOpenResult{}, err
+	}
+	sctx, cancel := context.WithCancel(cn.ctx)
 	ls := &linkStream{num: a.Stream, session: a.ID, st: st, cancel: cancel, acked: from, wake: make(chan struct{})}
 	cn.mu.Lock()
 	if old := cn.streams[a.Stream]; old != nil {
@@ -395,7 +434,7 @@ func (cn *conn) openStream(a link.TermOpenArgs) (link.TermOpenResult, error) {
 	cn.streams[a.Stream] = ls
 	cn.mu.Unlock()
 	st.Attach()
-	go cn.pump(ctx, ls, from)
+	go cn.pump(sctx, ls, from)
 	return link.TermOpenResult{StreamID: st.StreamID(), Offset: from, Reset: reset}, nil
 }
 

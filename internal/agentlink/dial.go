@@ -39,7 +39,8 @@ func LinkURL(hub string) (string, error) {
 		u.Scheme = "wss"
 	case "http", "ws":
 		if !loopback(u.Hostname()) {
-			return "", fmt.Errorf("hub URL %q: plain http/ws only to a hub on this machine (loopback); use https", hub)
+			return "", fmt.Errorf("hub URL %q: refusing to link in clear text over %s:// to %s (the link carries the enrolment token and every keystroke); use https://%s (plain http only to a hub on this machine: 127.0.0.1, ::1, localhost)",
+				hub, u.Scheme, u.Hostname(), u.Host)
 		}
 		u.Scheme = "ws"
 	default:

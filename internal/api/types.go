@@ -415,12 +415,18 @@ func (ev Event) Encode() ([]byte, error) {
 
 // VersionInfo describes the daemon.
 type VersionInfo struct {
-	Version   string    `json:"version"`
+	Version string `json:"version"`
+	// Commit and BuildDate are the daemon build's (internal/version).
+	Commit    string    `json:"commit,omitempty"`
+	BuildDate string    `json:"build_date,omitempty"`
 	Tmux      string    `json:"tmux,omitempty"`
 	Claude    string    `json:"claude,omitempty"`
 	DataDir   string    `json:"data_dir"`
 	PID       int       `json:"pid"`
 	StartedAt time.Time `json:"started_at"`
+	// Problems are what the daemon cannot do right now and keeps trying,
+	// such as saving to its database; `corral doctor` shows them.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Describe says in a few words what a dialog asks, the same everywhere it

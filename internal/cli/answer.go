@@ -71,7 +71,7 @@ nothing is pressed and the answer is refused (stale_dialog).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "answered %s\n", res.Answered)
+			fmt.Fprintf(e.stdout, "answered %s\n", safe(res.Answered))
 			return nil
 		},
 	}

@@ -52,7 +52,7 @@ Ctrl-B itself.`,
 			}
 			argv[0] = bin
 			if key != 0 {
-				fmt.Fprintf(e.stderr, "corral: attached to %s; %s detaches\n", s.Name, attach.KeyName(key))
+				fmt.Fprintf(e.stderr, "corral: attached to %s; %s detaches\n", safe(s.Name), attach.KeyName(key))
 			}
 			return attach.Run(cmd.Context(), attach.Options{
 				Argv: argv, Env: srv.Env(), In: os.Stdin, Out: os.Stdout,

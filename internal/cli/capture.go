@@ -1,10 +1,11 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/corral-dev/corral/internal/termsafe"
 )
 
 func newCaptureCmd(e *env) *cobra.Command {
@@ -28,9 +29,11 @@ func newCaptureCmd(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(e.stdout).Encode(scr)
+				return newJSON(e.stdout).Encode(scr)
 			}
-			_, err = fmt.Fprint(e.stdout, scr.Text)
+			// tmux renders the screen as text, but the text comes from the
+			// daemon or a hub: keep only newlines and tabs raw.
+			_, err = fmt.Fprint(e.stdout, termsafe.Text(scr.Text))
 			return err
 		},
 	}

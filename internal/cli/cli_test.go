@@ -250,8 +250,13 @@ func TestSendKeysCapture(t *testing.T) {
 func TestVersionAndDoctor(t *testing.T) {
 	in := newInstall(t)
 	// Without a daemon: the version, and doctor says what to do.
-	if out := in.must("version"); out != "corral "+version.String()+"\n" {
+	want := "corral " + describeBuild(version.Get()) + "\n"
+	if out := in.must("version"); out != want || !strings.HasPrefix(out, "corral "+version.String()+" (") {
 		t.Errorf("version without a daemon = %q", out)
+	}
+	var vj versionOutput
+	if err := json.Unmarshal([]byte(in.must("version", "--json")), &vj); err != nil || vj.Version != version.String() || vj.Go == "" || vj.Daemon != nil {
+		t.Errorf("version --json without a daemon = %+v, %v", vj, err)
 	}
 	r := in.run("doctor")
 	if r.code != 1 || !strings.Contains(r.stdout, "not running") || !strings.Contains(r.stdout, "fix: corral serve") {
@@ -259,8 +264,13 @@ func TestVersionAndDoctor(t *testing.T) {
 	}
 
 	in.startDaemon()
-	if out := in.must("version"); out != "corral "+version.String()+"\n" {
+	if out := in.must("version"); out != want {
 		t.Errorf("version with a daemon of the same version = %q", out)
+	}
+	vj = versionOutput{}
+	if err := json.Unmarshal([]byte(in.must("version", "--json")), &vj); err != nil || vj.Daemon == nil ||
+		vj.Daemon.Version != version.String() || vj.Daemon.Commit != version.Get().Commit || vj.Daemon.PID != in.serve.Process.Pid {
+		t.Errorf("version --json with a daemon = %+v (daemon %+v), %v", vj, vj.Daemon, err)
 	}
 	r = in.run("doctor")
 	for _, want := range []string{"tmux", "claude", in.dataDir, fmt.Sprintf("running (pid %d)", in.serve.Process.Pid),

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/agent"
+	"github.com/corral-dev/corral/internal/bound"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/httpapi"
 	"github.com/corral-dev/corral/internal/identity"
@@ -124,11 +125,12 @@ func (d *daemon) serveUnix(b httpapi.Backend) error {
 		return fmt.Errorf("API socket: %w", err)
 	}
 	h := httpapi.New(b, httpapi.Options{Logger: d.log, RefuseBrowsers: true})
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	lim := bound.Unix()
+	srv := bound.Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(identity.With(r.Context(), identity.Local)))
-	})}
+	}), lim, d.log)
 	d.servers = append(d.servers, srv)
-	go func() { d.errc <- srv.Serve(ln) }()
+	go func() { d.errc <- srv.Serve(bound.Listener(ln, lim.MaxConns, d.log)) }()
 	return nil
 }
 
@@ -160,6 +162,7 @@ type webFlags struct {
 	insecure   bool
 	allowHosts []string
 	proxies    []string
+	maxConns   int
 }
 
 // addWebFlags declares the dashboard's flags on a command.
@@ -167,6 +170,7 @@ func addWebFlags(fl interface {
 	StringVar(*string, string, string, string)
 	BoolVar(*bool, string, bool, string)
 	StringSliceVar(*[]string, string, []string, string)
+	IntVar(*int, string, int, string)
 }, f *webFlags, listenHelp string) {
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7777", listenHelp)
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (with --tls-key): serve HTTPS")
@@ -174,6 +178,7 @@ func addWebFlags(fl interface {
 	fl.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP on a non-loopback address (a private network only)")
 	fl.StringSliceVar(&f.allowHosts, "allow-host", nil, "accept this Host name too while listening on loopback: the public name of a TLS reverse proxy in front (repeatable)")
 	fl.StringSliceVar(&f.proxies, "trusted-proxy", nil, "a reverse proxy's address or CIDR: from it, X-Forwarded-For names the client, for login limits and the session list (repeatable)")
+	fl.IntVar(&f.maxConns, "max-connections", bound.TCP().MaxConns, "connections --listen keeps open at once (browsers, scripts, devices); more are closed at once")
 }
 
 // serveWeb starts the dashboard. It returns the address it listens on.
@@ -195,14 +200,20 @@ func (d *daemon) serveWeb(f webFlags, b web.Backend, accounts web.Accounts, n *n
 	if err != nil {
 		return "", "", fmt.Errorf("web dashboard: %w (pick another address with --listen, or --listen \"\" for none)", err)
 	}
-	h := web.New(b, web.Options{Logger: d.log, Store: d.store, Notifier: n, Auth: auth, Loopback: loopback, AllowedHosts: f.allowHosts, Link: link})
-	srv := &http.Server{Addr: ln.Addr().String(), Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	h := web.New(b, web.Options{Logger: d.log, Store: d.store, Notifier: n, Auth: auth, Loopback: loopback, AllowedHosts: f.allowHosts, Link: link, TLS: useTLS})
+	lim := bound.TCP()
+	if f.maxConns > 0 {
+		lim.MaxConns = f.maxConns
+	}
+	srv := bound.Server(h, lim, d.log)
+	srv.Addr = ln.Addr().String()
 	d.servers = append(d.servers, srv)
+	bln := bound.Listener(ln, lim.MaxConns, d.log)
 	go func() {
 		if useTLS {
-			d.errc <- srv.ServeTLS(ln, f.tlsCert, f.tlsKey)
+			d.errc <- srv.ServeTLS(bln, f.tlsCert, f.tlsKey)
 		} else {
-			d.errc <- srv.Serve(ln)
+			d.errc <- srv.Serve(bln)
 		}
 	}()
 	scheme := "http"

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/client"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/version"
 )
@@ -44,10 +45,12 @@ func newDoctorCmd(e *env) *cobra.Command {
 				checks = append(checks, check{name: "data directory", ok: true, detail: dir})
 				if o, held := datadir.ReadOwner(dir); held {
 					checks = append(checks, check{name: "daemon", ok: true, detail: fmt.Sprintf("running (pid %d)", o.PID)})
+					checks = append(checks, healthChecks(ctx, dir)...)
 				} else {
 					checks = append(checks, check{name: "daemon", detail: "not running", fix: "corral serve"})
 				}
 			}
+			checks = append(checks, e.serviceChecks(ctx)...)
 			bad := 0
 			for _, c := range checks {
 				mark := "ok "
@@ -55,9 +58,9 @@ func newDoctorCmd(e *env) *cobra.Command {
 					mark = "!! "
 					bad++
 				}
-				fmt.Fprintf(e.stdout, "%s %-15s %s\n", mark, c.name, c.detail)
+				fmt.Fprintf(e.stdout, "%s %-15s %s\n", mark, c.name, safe(c.detail))
 				if !c.ok && c.fix != "" {
-					fmt.Fprintf(e.stdout, "    fix: %s\n", c.fix)
+					fmt.Fprintf(e.stdout, "    fix: %s\n", safe(c.fix))
 				}
 			}
 			if bad > 0 {
@@ -66,6 +69,23 @@ func newDoctorCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// healthChecks are what the running daemon says it cannot do right now,
+// such as saving to its database.
+func healthChecks(ctx context.Context, dir string) []check {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	v, err := client.Unix(datadir.Socket(dir, datadir.APISocket)).Version(ctx)
+	if err != nil {
+		return []check{{name: "daemon", detail: "does not answer: " + err.Error(), fix: "see its log; restart it with corral serve"}}
+	}
+	var out []check
+	for _, p := range v.Problems {
+		out = append(out, check{name: "daemon", detail: p,
+			fix: "corral keeps retrying and loses nothing while it runs; check the disk space and permissions of " + dir})
+	}
+	return out
 }
 
 // claudeDirCheck says where corral reads Claude's session files and

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -45,9 +44,9 @@ URL's file name) and may not leave it. An existing file is kept unless
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(e.stdout).Encode(res)
+				return newJSON(e.stdout).Encode(res)
 			}
-			fmt.Fprintf(e.stdout, "%s (%d bytes, sha256 %s)\n", res.Path, res.Size, res.SHA256)
+			fmt.Fprintf(e.stdout, "%s (%d bytes, sha256 %s)\n", safe(res.Path), res.Size, safe(res.SHA256))
 			return nil
 		},
 	}

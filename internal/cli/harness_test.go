@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -182,7 +181,7 @@ func (in *install) runIn(stdin string, args ...string) result {
 	case errors.As(err, &ee):
 		r.code = ee.code
 	default:
-		fmt.Fprintln(&stderr, "corral:", err)
+		printError(&stderr, err)
 		r.code = 1
 	}
 	r.stdout, r.stderr = stdout.String(), stderr.String()

@@ -41,12 +41,12 @@ set, Claude reads its settings from there instead, and so does this command.`,
 				return err
 			}
 			if !res.Changed {
-				fmt.Fprintf(e.stdout, "corral's hooks are already in %s\n", res.Path)
+				fmt.Fprintf(e.stdout, "corral's hooks are already in %s\n", safe(res.Path))
 				return nil
 			}
-			fmt.Fprintf(e.stdout, "installed %d hooks and the status line in %s\n", res.HooksAdded, res.Path)
+			fmt.Fprintf(e.stdout, "installed %d hooks and the status line in %s\n", res.HooksAdded, safe(res.Path))
 			if res.Backup != "" {
-				fmt.Fprintf(e.stdout, "backup of the previous file: %s\n", res.Backup)
+				fmt.Fprintf(e.stdout, "backup of the previous file: %s\n", safe(res.Backup))
 			}
 			return nil
 		},
@@ -69,12 +69,12 @@ set, Claude reads its settings from there instead, and so does this command.`,
 				return err
 			}
 			if !res.Changed {
-				fmt.Fprintf(e.stdout, "no corral hooks in %s\n", res.Path)
+				fmt.Fprintf(e.stdout, "no corral hooks in %s\n", safe(res.Path))
 				return nil
 			}
-			fmt.Fprintf(e.stdout, "removed %d hooks from %s\n", res.HooksRemoved, res.Path)
+			fmt.Fprintf(e.stdout, "removed %d hooks from %s\n", res.HooksRemoved, safe(res.Path))
 			if res.Backup != "" {
-				fmt.Fprintf(e.stdout, "backup of the previous file: %s\n", res.Backup)
+				fmt.Fprintf(e.stdout, "backup of the previous file: %s\n", safe(res.Backup))
 			}
 			return nil
 		},

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -19,7 +18,9 @@ import (
 
 type hubFlags struct {
 	webFlags
-	logLevel string
+	notifyFlags
+	logLevel    string
+	maxSessions int
 }
 
 func newHubCmd(e *env) *cobra.Command {
@@ -47,6 +48,8 @@ loopback (docs/hub.md).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	addWebFlags(fl, &f.webFlags, "address to serve the dashboard, the API and the device link on")
+	addNotifyFlags(fl, &f.notifyFlags)
+	fl.IntVar(&f.maxSessions, "max-device-sessions", hub.DefaultMaxSessions, "sessions one device may have listed (and kept); more are ignored")
 	cmd.AddCommand(newHubUserCmd(e), newHubDeviceCmd(e))
 	return cmd
 }
@@ -60,12 +63,12 @@ func runHub(ctx context.Context, e *env, f hubFlags) error {
 	accounts := hub.NewAccounts(d.store)
 	nctx, stopNotify := context.WithCancel(context.Background())
 	defer stopNotify()
-	notifier, err := notify.New(nctx, d.store, notify.Options{Logger: d.log})
+	notifier, err := notify.New(nctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
 	if err != nil {
 		return err
 	}
 	defer notifier.Wait()
-	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.store, Accounts: accounts,
+	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.store, Accounts: accounts, MaxSessions: f.maxSessions,
 		OnUser: func(user string, bus *events.Bus) { notifier.Run(nctx, user, bus) }})
 	if err != nil {
 		return err
@@ -129,7 +132,7 @@ func newHubUserCmd(e *env) *cobra.Command {
 					return err
 				}
 				fmt.Fprintln(e.stdout, tok)
-				fmt.Fprintf(e.stderr, "user %s added; the line above is their API token (shown once): corral --hub URL --token TOKEN ls\n", args[0])
+				fmt.Fprintf(e.stderr, "user %s added; the line above is their API token (shown once): corral --hub URL --token TOKEN ls\n", safe(args[0]))
 				return nil
 			})
 		},
@@ -186,12 +189,12 @@ func newHubUserCmd(e *env) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return json.NewEncoder(e.stdout).Encode(users)
+					return newJSON(e.stdout).Encode(users)
 				}
 				tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "USER\tPASSWORD\tCREATED")
 				for _, u := range users {
-					fmt.Fprintf(tw, "%s\t%v\t%s\n", u.Name, u.HasPassword, u.CreatedAt.Local().Format(time.DateTime))
+					fmt.Fprintf(tw, "%s\t%v\t%s\n", safe(u.Name), u.HasPassword, u.CreatedAt.Local().Format(time.DateTime))
 				}
 				return tw.Flush()
 			})
@@ -223,7 +226,7 @@ func newHubDeviceCmd(e *env) *cobra.Command {
 			"On that machine, put it in a file only you can read and run\n"+
 			"  corral agent --hub URL --token-file FILE\n"+
 			"(or set $%s); the machine then proves its own key, and the token is spent.\n",
-			name, expires.Local().Format(time.DateTime), tokenEnv)
+			safe(name), expires.Local().Format(time.DateTime), tokenEnv)
 	}
 	add := &cobra.Command{
 		Use:   "add NAME --user U [--ttl D]",
@@ -288,7 +291,7 @@ is cut off.`,
 					return err
 				}
 				if asJSON {
-					return json.NewEncoder(e.stdout).Encode(list)
+					return newJSON(e.stdout).Encode(list)
 				}
 				tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "USER\tDEVICE\tHOST\tKEY\tLAST SEEN")
@@ -297,7 +300,7 @@ is cut off.`,
 					if !d.LastSeen.IsZero() {
 						seen = d.LastSeen.Local().Format(time.DateTime)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Owner, d.Name, d.Hostname, keyColumn(d), seen)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", safe(d.Owner), safe(d.Name), safe(d.Hostname), safe(keyColumn(d)), seen)
 				}
 				return tw.Flush()
 			})

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -143,7 +142,7 @@ func (f *sessionsFlags) run(ctx context.Context, e *env, acc *hub.Accounts, user
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "signed out %s (%s)\n", ws.ID[:8], clientOf(ws))
+		fmt.Fprintf(e.stderr, "signed out %s (%s)\n", safe(ws.ID[:8]), safe(clientOf(ws)))
 		return nil
 	case f.revokeAll:
 		n, err := acc.EndWebSessions(ctx, user)
@@ -158,13 +157,13 @@ func (f *sessionsFlags) run(ctx context.Context, e *env, acc *hub.Accounts, user
 		return err
 	}
 	if f.asJSON {
-		return json.NewEncoder(e.stdout).Encode(list)
+		return newJSON(e.stdout).Encode(list)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCREATED\tLAST SEEN\tCLIENT")
 	for _, ws := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ws.ID[:8], ws.CreatedAt.Local().Format(time.DateTime),
-			ws.LastSeen.Local().Format(time.DateTime), clientOf(ws))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safe(ws.ID[:8]), ws.CreatedAt.Local().Format(time.DateTime),
+			ws.LastSeen.Local().Format(time.DateTime), safe(clientOf(ws)))
 	}
 	return tw.Flush()
 }

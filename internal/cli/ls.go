@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -32,7 +31,7 @@ func newLsCmd(e *env) *cobra.Command {
 				if list == nil {
 					list = []api.Session{}
 				}
-				enc := json.NewEncoder(e.stdout)
+				enc := newJSON(e.stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(list)
 			}
@@ -52,9 +51,9 @@ func newLsCmd(e *env) *cobra.Command {
 			now := time.Now()
 			for _, s := range list {
 				if hasDevice {
-					fmt.Fprintf(tw, "%s\t", printable(s.Device))
+					fmt.Fprintf(tw, "%s\t", safe(s.Device))
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, printable(s.Name), statusWord(s), since(s, now), printable(s.Dir), doing(s))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", safe(s.ID), safe(s.Name), statusWord(s), since(s, now), safe(s.Dir), doing(s))
 			}
 			return tw.Flush()
 		},
@@ -64,9 +63,9 @@ func newLsCmd(e *env) *cobra.Command {
 }
 
 func statusWord(s api.Session) string {
-	w := string(s.Status)
+	w := safe(string(s.Status))
 	if s.Error != "" {
-		w += " (error: " + printable(s.Error) + ")"
+		w += " (error: " + safe(s.Error) + ")"
 	}
 	if s.Compacting {
 		w += " (compacting)"
@@ -95,7 +94,7 @@ func doing(s api.Session) string {
 	default:
 		out = s.LastMessage
 	}
-	out = printable(strings.Join(strings.Fields(out), " "))
+	out = safe(strings.Join(strings.Fields(out), " "))
 	if len(out) > 60 {
 		r := []rune(out)
 		if len(r) > 60 {
@@ -103,16 +102,4 @@ func doing(s api.Session) string {
 		}
 	}
 	return out
-}
-
-// printable replaces control characters (C0, DEL, C1) with '?': names,
-// directories and Claude's messages must not steer the terminal they are
-// printed on.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,9 +63,9 @@ func newNewCmd(e *env) *cobra.Command {
 				}
 			}
 			if f.asJSON {
-				return json.NewEncoder(e.stdout).Encode(s)
+				return newJSON(e.stdout).Encode(s)
 			}
-			fmt.Fprintln(e.stdout, s.ID)
+			fmt.Fprintln(e.stdout, safe(s.ID))
 			return nil
 		},
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -36,20 +35,20 @@ func newResumableCmd(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(e.stdout).Encode(list)
+				return newJSON(e.stdout).Encode(list)
 			}
 			if len(list) == 0 {
-				fmt.Fprintf(e.stderr, "no Claude sessions recorded for %s\n", dir)
+				fmt.Fprintf(e.stderr, "no Claude sessions recorded for %s\n", safe(dir))
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tLAST ACTIVITY\tSIZE\tFIRST PROMPT")
 			for _, r := range list {
-				p := []rune(printable(r.FirstPrompt))
+				p := []rune(safe(r.FirstPrompt))
 				if len(p) > 60 {
 					p = append(p[:59], '…')
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d KiB\t%s\n", r.ID, r.LastActivity.Local().Format(time.DateTime), (r.Size+1023)/1024, string(p))
+				fmt.Fprintf(tw, "%s\t%s\t%d KiB\t%s\n", safe(r.ID), r.LastActivity.Local().Format(time.DateTime), (r.Size+1023)/1024, string(p))
 			}
 			return tw.Flush()
 		},

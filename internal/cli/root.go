@@ -17,6 +17,7 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/client"
 	"github.com/corral-dev/corral/internal/datadir"
+	"github.com/corral-dev/corral/internal/termsafe"
 )
 
 // env is what every command shares: where to find the daemon and where to
@@ -56,8 +57,14 @@ func Main(args []string) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(e.stderr, "corral:", err)
+	printError(e.stderr, err)
 	return 1
+}
+
+// printError prints a command's error. Its text may quote what a daemon, a
+// hub or a device said: it is made safe like any other output.
+func printError(w io.Writer, err error) {
+	fmt.Fprintln(w, "corral:", termsafe.Text(err.Error()))
 }
 
 func newRoot(e *env) *cobra.Command {
@@ -99,6 +106,9 @@ other commands or from the browser.`,
 		newResumableCmd(e),
 		newDoctorCmd(e),
 		newVersionCmd(e),
+		newBackupCmd(e),
+		newRestoreCmd(e),
+		newServiceCmd(e),
 		newPasswdCmd(e),
 		newLoginLinkCmd(e),
 		newTokenCmd(e),
@@ -130,7 +140,11 @@ func (e *env) client() (*client.Client, error) {
 		if tok == "" {
 			return nil, errors.New("--hub needs --token (or $CORRAL_TOKEN)")
 		}
-		return client.HTTP(hub, tok), nil
+		c := client.HTTP(hub, tok)
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	dir, err := e.dir()
 	if err != nil {

@@ -8,17 +8,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/termsafe"
 )
 
 func newRunCmd(e *env) *cobra.Command {
 	var timeout time.Duration
+	var raw bool
 	cmd := &cobra.Command{
 		Use:   "run ID -- CMD [ARGS...]",
 		Short: "Run a command beside a session (its directory and environment), print its output, exit with its code",
 		Long: `Run a command beside a session: in the directory the session's pane is in,
 with the session's environment, without typing into Claude. The command is run
 directly (no shell); use 'sh -c "..."' for shell syntax. Output is stdout and
-stderr together; corral exits with the command's exit code.`,
+stderr together; corral exits with the command's exit code. Terminal escapes
+in the output are shown escaped (\x1b...), like every string corral prints;
+--raw prints them as they are.`,
 		Example: `  corral run app -- git status --short
   corral run app -- sh -c 'make test 2>&1 | tail -20'`,
 		Args: cobra.MinimumNArgs(2),
@@ -40,8 +44,12 @@ stderr together; corral exits with the command's exit code.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprint(e.stdout, res.Output)
-			if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
+			out := res.Output
+			if !raw {
+				out = termsafe.Text(out)
+			}
+			fmt.Fprint(e.stdout, out)
+			if out != "" && !strings.HasSuffix(out, "\n") {
 				fmt.Fprintln(e.stdout)
 			}
 			if res.Truncated {
@@ -54,6 +62,7 @@ stderr together; corral exits with the command's exit code.`,
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "kill the command after this long")
+	cmd.Flags().BoolVar(&raw, "raw", false, "print the output as it is, terminal escapes included (default: escaped, as every output)")
 	// Everything after the session id is the command, flags included.
 	cmd.Flags().SetInterspersed(false)
 	return cmd

@@ -10,6 +10,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/agentlink"
+	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/hub"
 	"github.com/corral-dev/corral/internal/identity"
@@ -19,6 +20,7 @@ import (
 
 type serveFlags struct {
 	webFlags
+	notifyFlags
 	logLevel string
 	roots    []string
 	webhook  string
@@ -48,6 +50,7 @@ The daemon's environment reaches the sessions it starts.`,
 	fl.StringSliceVar(&f.roots, "root", nil, "directories the directory picker may show (repeatable; default: your home)")
 	addWebFlags(fl, &f.webFlags, `address of the web dashboard ("" for none)`)
 	fl.StringVar(&f.webhook, "webhook", "", "also POST notifications to this URL (ntfy or Slack style); saved for later runs")
+	addNotifyFlags(fl, &f.notifyFlags)
 	return cmd
 }
 
@@ -65,7 +68,7 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 
 	nctx, stopNotify := context.WithCancel(context.Background())
 	defer stopNotify()
-	notifier, err := notify.New(nctx, d.store, notify.Options{Logger: d.log})
+	notifier, err := notify.New(nctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
 	if err != nil {
 		return err
 	}
@@ -102,11 +105,24 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 			loginURL(base, link), lifeText(hub.LoginLinkLife))
 	}
 	// The API socket last: everything it serves is up.
-	if err := d.serveUnix(hb); err != nil {
+	if err := d.serveUnix(serveBackend{hb, ag}); err != nil {
 		return err
 	}
 	d.log.Info("corral is serving", "data_dir", d.dir, "socket", d.apiSock, "pid", os.Getpid())
 	return d.wait(ctx)
+}
+
+// serveBackend is the hub, whose version info on this machine is its own
+// agent's: data directory, tmux, and the problems of both.
+type serveBackend struct {
+	*hub.Hub
+	ag *agent.Agent
+}
+
+func (b serveBackend) Version(ctx context.Context) api.VersionInfo {
+	v := b.ag.Version(ctx)
+	v.Problems = append(v.Problems, b.Hub.Version(ctx).Problems...)
+	return v
 }
 
 // joinLocal connects the machine's own agent to the hub through an

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -29,7 +28,7 @@ Pass --since SEQ to resume after the last event you saw.`,
 			if err != nil {
 				return err
 			}
-			enc := json.NewEncoder(e.stdout)
+			enc := newJSON(e.stdout)
 			err = c.Watch(cmd.Context(), since, func(ev api.Event) error {
 				if asJSON {
 					return enc.Encode(ev)
@@ -53,7 +52,7 @@ func printEvent(e *env, ev api.Event) {
 	switch ev.Type {
 	case api.EventSnapshot:
 		for _, s := range ev.Sessions {
-			fmt.Fprintf(e.stdout, "%s  %-12s %-16s %s\n", ts, s.ID, printable(s.Name), statusWord(s))
+			fmt.Fprintf(e.stdout, "%s  %-12s %-16s %s\n", ts, safe(s.ID), safe(s.Name), statusWord(s))
 		}
 	case api.EventSession:
 		s := ev.Session
@@ -63,13 +62,13 @@ func printEvent(e *env, ev api.Event) {
 		if ev.Prev == s.Status {
 			return // a detail changed, not the status
 		}
-		line := fmt.Sprintf("%s  %-12s %-16s %s -> %s", ts, s.ID, printable(s.Name), ev.Prev, statusWord(*s))
+		line := fmt.Sprintf("%s  %-12s %-16s %s -> %s", ts, safe(s.ID), safe(s.Name), safe(string(ev.Prev)), statusWord(*s))
 		if d := doing(*s); d != "" {
 			line += "  " + d
 		}
 		fmt.Fprintln(e.stdout, line)
 	case api.EventRemoved:
-		fmt.Fprintf(e.stdout, "%s  %-12s removed\n", ts, printable(ev.ID))
+		fmt.Fprintf(e.stdout, "%s  %-12s removed\n", ts, safe(ev.ID))
 	case api.EventResync:
 		fmt.Fprintf(e.stdout, "%s  (fell behind; resynchronising)\n", ts)
 	}

@@ -28,6 +28,8 @@ type Client struct {
 	// unix: the client of a local daemon, for which a refused connection
 	// means "not running".
 	unix bool
+	// err refuses every call: a hub URL the token must not be sent to.
+	err error
 }
 
 // Unix returns a client of the daemon listening on a unix socket.
@@ -42,15 +44,66 @@ func Unix(sock string) *Client {
 	return &Client{base: "http://corral", hc: &http.Client{Transport: tr}, unix: true}
 }
 
-// HTTP returns a client of a hub at baseURL, authenticated with a bearer token.
+// HTTP returns a client of a hub at baseURL, authenticated with a bearer
+// token. The token goes only over https, or plain http to this machine: for
+// any other URL (see CheckURL) every call fails with the reason, and so
+// does a redirect to such a URL.
 func HTTP(baseURL, token string) *Client {
-	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: &http.Client{}}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token}
+	c.err = CheckURL(c.base)
+	c.hc = &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		// Go keeps Authorization on a redirect to the same host, https
+		// to http included.
+		return CheckURL(req.URL.String())
+	}}
+	return c
+}
+
+// Err is the reason every call of c fails, if there is one: a hub URL
+// that CheckURL refuses.
+func (c *Client) Err() error { return c.err }
+
+// CheckURL says whether a token may be sent to a hub at rawURL: over
+// https anywhere, over plain http (or ws) only to a loopback address, where
+// nothing crosses a network.
+func CheckURL(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("hub URL %q: want https://host[:port]", rawURL)
+	}
+	switch u.Scheme {
+	case "https", "wss":
+		return nil
+	case "http", "ws":
+		if Loopback(u.Hostname()) {
+			return nil
+		}
+		return fmt.Errorf("hub URL %s: refusing to send the token in clear text over %s:// to %s; use https://%s (plain http only to this machine: 127.0.0.1, ::1, localhost)",
+			u.Redacted(), u.Scheme, u.Hostname(), u.Host)
+	}
+	return fmt.Errorf("hub URL %q: want https://host[:port]", rawURL)
+}
+
+// Loopback reports whether host names this machine: "localhost" or a
+// loopback IP address.
+func Loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ErrNoDaemon is returned when nothing listens on the socket.
 var ErrNoDaemon = errors.New("corral is not running")
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	if c.err != nil {
+		return c.err
+	}
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -245,6 +298,9 @@ func (c *Client) Resumable(ctx context.Context, device, dir string) (l []api.Res
 // Watch streams events from since (0: start with a snapshot) until ctx ends,
 // calling fn for each. It returns when the stream ends.
 func (c *Client) Watch(ctx context.Context, since uint64, fn func(api.Event) error) error {
+	if c.err != nil {
+		return c.err
+	}
 	req, err := http.NewRequestWithContext(ctx, "GET", c.base+"/api/v1/events?since="+strconv.FormatUint(since, 10), nil)
 	if err != nil {
 		return err

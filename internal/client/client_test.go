@@ -525,9 +525,10 @@ func TestWatchBigEvent(t *testing.T) {
 	err = d.c.Watch(ctx, 0, func(ev api.Event) error {
 		switch ev.Type {
 		case api.EventSnapshot:
-			// A 2 MB prompt through the hook socket: one event line far
-			// over bufio.Scanner's default 64 KiB.
-			prompt := strings.Repeat("p", 2<<20)
+			// A 512 KiB prompt through the hook socket (deliveries are
+			// capped at 1 MiB): one event line far over bufio.Scanner's
+			// default 64 KiB.
+			prompt := strings.Repeat("p", 512<<10)
 			b, _ := json.Marshal(map[string]any{"session_id": "c", "hook_event_name": "UserPromptSubmit", "prompt": prompt})
 			h := hook.Header{Kind: hook.KindHook, At: time.Now().UnixNano(), PID: os.Getpid(), PPID: os.Getppid(), Session: s.ID}
 			if err := hook.Send(datadir.Socket(d.dataDir, datadir.HookSocket), h, b, 5*time.Second); err != nil {
@@ -544,7 +545,7 @@ func TestWatchBigEvent(t *testing.T) {
 	if err == nil || err.Error() != "done" {
 		t.Fatalf("Watch: %v", err)
 	}
-	if len(sizes) == 0 || sizes[len(sizes)-1] != 2<<20 {
+	if len(sizes) == 0 || sizes[len(sizes)-1] != 512<<10 {
 		t.Errorf("prompt sizes seen: %v", sizes)
 	}
 }
@@ -563,5 +564,42 @@ func TestHubUnreachableIsNotNoDaemon(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "corral serve") {
 		t.Errorf("unreachable hub: %q advises corral serve", err)
+	}
+}
+
+// TestTokenNotSentInClear: a token goes over plain http only to this
+// machine. Anywhere else every call fails at once, before any connection,
+// with an error that names https://; a redirect there fails too.
+func TestTokenNotSentInClear(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"http://hub.example:8080", "http://192.0.2.1", "http://[2001:db8::1]:80", "ws://hub.example", "ftp://hub.example"} {
+		c := client.HTTP(u, "s3cret")
+		if c.Err() == nil {
+			t.Errorf("%s: accepted", u)
+			continue
+		}
+		_, err := c.Version(ctxT(t))
+		if err == nil || !strings.Contains(err.Error(), "https://") {
+			t.Errorf("%s: Version = %v, want a refusal naming https://", u, err)
+		}
+		if err := c.Watch(ctxT(t), 0, func(api.Event) error { return nil }); err == nil || err.Error() != c.Err().Error() {
+			t.Errorf("%s: Watch = %v", u, err)
+		}
+	}
+	for _, u := range []string{"https://hub.example", "http://127.0.0.1:1", "http://[::1]:1", "http://localhost:1", "http://127.0.0.2"} {
+		if err := client.HTTP(u, "s3cret").Err(); err != nil {
+			t.Errorf("%s: refused: %v", u, err)
+		}
+	}
+
+	// A hub on this machine that redirects elsewhere over http: the token
+	// must not follow.
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://192.0.2.1/api/v1/version", http.StatusFound)
+	}))
+	defer hs.Close()
+	_, err := client.HTTP(hs.URL, "s3cret").Version(ctxT(t))
+	if err == nil || !strings.Contains(err.Error(), "https://") {
+		t.Errorf("redirect to plain http elsewhere: %v", err)
 	}
 }

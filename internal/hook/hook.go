@@ -26,11 +26,17 @@ const (
 	KindStatusLine = "statusline"
 )
 
-// Limits. A hook payload carries tool inputs, which can hold a whole file
-// being written, so the payload limit is generous; the header is small.
+// Limits. The header is small. The real payloads of Claude Code 2.1.197
+// (testdata) are under 1 KiB, status lines under 1 KiB; a payload grows with
+// a tool's input or output: a Write's content, an Edit's whole original file
+// (Claude edits files up to 1 GiB), a Bash output (30,000 characters by
+// default). 1 MiB holds every ordinary one; beyond it the sender sends the
+// first MaxPayload bytes with Truncated set, and the agent reads the fields
+// that came before the cut (claude.ParseHookPrefix): the event and the tool,
+// without its input.
 const (
 	MaxHeader  = 4 << 10
-	MaxPayload = 16 << 20
+	MaxPayload = 1 << 20
 )
 
 // Header describes one delivery: what the hook process knew about where it
@@ -56,7 +62,8 @@ type Header struct {
 	// between them may be gone.
 	ClaudePID   int    `json:"claude_pid,omitempty"`
 	ClaudeStart uint64 `json:"claude_start,omitempty"`
-	// Truncated says the payload was cut at MaxPayload by the sender.
+	// Truncated says the payload was cut at MaxPayload by the sender: it
+	// is the payload's first MaxPayload bytes.
 	Truncated bool `json:"truncated,omitempty"`
 }
 
@@ -89,7 +96,7 @@ func Send(sock string, h Header, payload []byte, timeout time.Duration) error {
 	}
 	buf := make([]byte, 0, len(hb)+1+len(payload))
 	buf = append(append(append(buf, hb...), '\n'), payload...)
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fd, err := socketCloexec()
 	if err != nil {
 		return err
 	}
@@ -120,13 +127,12 @@ func Send(sock string, h Header, payload []byte, timeout time.Duration) error {
 	return syscall.Shutdown(fd, syscall.SHUT_WR)
 }
 
-// ReadStdin reads a payload, at most MaxPayload bytes; truncated reports a cut.
+// ReadStdin reads a payload, at most MaxPayload bytes; truncated reports a
+// cut, and payload is then the first MaxPayload bytes.
 func ReadStdin(r io.Reader) (payload []byte, truncated bool, err error) {
 	payload, err = io.ReadAll(io.LimitReader(r, MaxPayload+1))
 	if len(payload) > MaxPayload {
-		// Keep the agent's parser honest: a cut payload is not JSON, so
-		// send nothing but the header's truncation flag.
-		return nil, true, err
+		return payload[:MaxPayload], true, err
 	}
 	return payload, false, err
 }

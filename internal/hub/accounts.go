@@ -17,6 +17,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
 )
 
@@ -156,6 +157,10 @@ func (a *Accounts) RemoveUser(ctx context.Context, name string) error {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM devices WHERE owner = ?`, name); err != nil {
+		return err
+	}
+	// The webhook too, kept by name like the push subscriptions.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE key = ?`, notify.WebhookKey(name)); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -257,7 +257,12 @@ func (h *Hub) Subscribe(ctx context.Context, since uint64) (httpapi.Subscription
 }
 
 func (h *Hub) Version(ctx context.Context) api.VersionInfo {
-	return api.VersionInfo{Version: version.String(), PID: os.Getpid()}
+	b := version.Get()
+	v := api.VersionInfo{Version: b.Version, Commit: b.Commit, BuildDate: b.Date, PID: os.Getpid()}
+	if p := h.saves.problem(); p != "" {
+		v.Problems = append(v.Problems, p)
+	}
+	return v
 }
 
 // OpenTerminal relays a session's terminal from its device (web.Backend).
@@ -287,6 +292,13 @@ func (h *Hub) OpenTerminal(ctx context.Context, id string, cols, rows int, resum
 	res, err := call[link.TermOpenResult](ctx, p, link.OpTermOpen, link.TermOpenArgs{Stream: num, ID: id, Cols: cols, Rows: rows, Resume: resume, Offset: offset})
 	if err != nil {
 		h.dropStream(devID, num, st)
+		if ctx.Err() != nil {
+			// The agent may have opened it before the cancel reached it:
+			// nobody will read it, so let it go at once.
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			p.Call(cctx, link.OpTermClose, link.TermCloseArgs{Stream: num}, &link.Empty{})
+			cancel()
+		}
 		return nil, 0, false, err
 	}
 	st.opened(res)

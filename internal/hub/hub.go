@@ -50,6 +50,11 @@ type Options struct {
 	OnUser func(user string, bus *events.Bus)
 	// Heartbeat overrides the link heartbeat (tests).
 	Heartbeat time.Duration
+	// MaxSessions bounds the sessions one device may have listed, and
+	// EventRate the events a second it may send (limits.go; zero: the
+	// defaults).
+	MaxSessions int
+	EventRate   float64
 }
 
 // hubIDKey is where the hub keeps its id, which devices sign with each
@@ -88,6 +93,11 @@ type device struct {
 
 	streams    map[uint32]*stream
 	nextStream uint32
+
+	// limit bounds the current connection's events; capWarned: it was told
+	// about MaxSessions (limits.go).
+	limit     *limiter
+	capWarned bool
 }
 
 // New makes a hub and loads the devices' last known sessions.
@@ -97,6 +107,12 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = Heartbeat
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.EventRate <= 0 {
+		o.EventRate = DefaultEventRate
 	}
 	h := &Hub{o: o, log: o.Logger, users: map[string]*events.Bus{}, devices: map[string]*device{}, owner: map[string]string{}, synced: map[string][]chan struct{}{}}
 	id, err := loadHubID(ctx, o.Store)
@@ -165,7 +181,8 @@ func (h *Hub) load(ctx context.Context) error {
 		h.devices[d.ID] = dev
 		var list []api.Session
 		for _, s := range byID[d.ID] {
-			if !h.claimLocked(d.ID, s.ID) {
+			s, err := cleanSession(s)
+			if err != nil || len(dev.sessions) >= h.o.MaxSessions || !h.claimLocked(d.ID, s.ID) {
 				continue
 			}
 			dev.sessions[s.ID] = s
@@ -232,6 +249,11 @@ func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *li
 	dev.key = ""
 	if auth != nil {
 		dev.key = auth.key
+	}
+	// The machine's own agent (corral serve) is this process: unbounded.
+	dev.limit, dev.capWarned = nil, false
+	if !info.Local {
+		dev.limit = newLimiter(h.o.EventRate)
 	}
 	h.mu.Unlock()
 	if old != nil {
@@ -362,10 +384,23 @@ func (h *Hub) sync(info DeviceInfo, peer *link.Peer, list []api.Session) {
 		h.mu.Unlock()
 		return
 	}
+	if !h.admitLocked(info, dev) {
+		h.mu.Unlock()
+		return
+	}
 	bus := h.busLocked(info.Owner)
 	seen := map[string]bool{}
 	var keep []api.Session
 	for _, s := range list {
+		s, err := cleanSession(s)
+		if err != nil {
+			h.malformedLocked(info, dev, err)
+			continue
+		}
+		if len(seen) >= h.o.MaxSessions && !seen[s.ID] && !info.Local {
+			h.overCapLocked(info, dev)
+			break
+		}
 		if !h.claimReportedLocked(info, s.ID) {
 			continue
 		}
@@ -411,6 +446,10 @@ func (h *Hub) event(info DeviceInfo, peer *link.Peer, ev api.Event) {
 		h.mu.Unlock()
 		return
 	}
+	if !h.admitLocked(info, dev) {
+		h.mu.Unlock()
+		return
+	}
 	bus := h.busLocked(info.Owner)
 	var keep []api.Session
 	var gone []string
@@ -419,10 +458,19 @@ func (h *Hub) event(info DeviceInfo, peer *link.Peer, ev api.Event) {
 		if ev.Session == nil {
 			break
 		}
-		if !h.claimReportedLocked(info, ev.Session.ID) {
+		s, err := cleanSession(*ev.Session)
+		if err != nil {
+			h.malformedLocked(info, dev, err)
 			break
 		}
-		s := stamp(info, *ev.Session)
+		if _, known := dev.sessions[s.ID]; !known && len(dev.sessions) >= h.o.MaxSessions && !info.Local {
+			h.overCapLocked(info, dev)
+			break
+		}
+		if !h.claimReportedLocked(info, s.ID) {
+			break
+		}
+		s = stamp(info, s)
 		dev.sessions[s.ID] = s
 		bus.Update(s, ev.Prev, ev.Notify)
 		keep = append(keep, s)

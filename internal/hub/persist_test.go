@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/store"
@@ -144,4 +146,88 @@ func newDevicesHub(tb testing.TB, n int) (*Hub, []string, *store.Store, *Account
 		tb.Fatal(err)
 	}
 	return h, ids, st, acc
+}
+
+// failWrites makes every write to table fail until the returned function
+// is called, as a full disk or a broken database would.
+func failWrites(tb testing.TB, st *store.Store, table string) (restore func()) {
+	tb.Helper()
+	var names []string
+	for _, op := range []string{"INSERT", "UPDATE", "DELETE"} {
+		name := "test_fail_" + strings.ToLower(op) + "_" + table
+		q := fmt.Sprintf(`CREATE TRIGGER %s BEFORE %s ON %s BEGIN SELECT RAISE(ABORT, 'injected write failure'); END`, name, op, table)
+		if _, err := st.DB().Exec(q); err != nil {
+			tb.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	return func() {
+		for _, n := range names {
+			if _, err := st.DB().Exec("DROP TRIGGER " + n); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestPersistFailureKeepsChanges: while the database refuses writes, the
+// hub keeps every change pending, says so in its version info, and writes
+// the newest state of each session once the database works again.
+func TestPersistFailureKeepsChanges(t *testing.T) {
+	ctx := context.Background()
+	h, ids, st, acc := newDevicesHub(t, 2)
+	restore := failWrites(t, st, "device_sessions")
+	s := func(id, name string) api.Session { return api.Session{ID: id, Name: name, Status: api.StatusIdle} }
+	h.persist(ids[0], []api.Session{s("a", "old"), s("gone", "x")}, nil, false)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.Version(ctx).Problems) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no problem reported while the database fails")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p := h.Version(ctx).Problems[0]; !strings.Contains(p, "injected write failure") || !strings.Contains(p, "not saved") {
+		t.Errorf("problem %q", p)
+	}
+	// More changes while it fails: newer states, a removal, another device.
+	h.persist(ids[0], []api.Session{s("a", "new")}, []string{"gone"}, false)
+	h.persist(ids[1], []api.Session{s("b", "other")}, nil, false)
+
+	restore()
+	if err := h.Flush(); err != nil {
+		t.Fatalf("Flush after the database recovered: %v", err)
+	}
+	if p := h.Version(ctx).Problems; len(p) != 0 {
+		t.Errorf("problems after recovery: %q", p)
+	}
+	h2, err := New(ctx, Options{Store: st, Accounts: acc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range h2.Bus("alice").Sessions() {
+		got[s.ID] = s.Name
+	}
+	if want := map[string]string{"a": "new", "b": "other"}; !maps.Equal(got, want) {
+		t.Errorf("after recovery the database holds %v, want %v", got, want)
+	}
+}
+
+// TestFlushBoundedWhileFailing: at shutdown with a database that keeps
+// failing, Flush returns within its bound and says what is not saved.
+func TestFlushBoundedWhileFailing(t *testing.T) {
+	h, ids, st, _ := newDevicesHub(t, 1)
+	failWrites(t, st, "device_sessions")
+	h.saves.mu.Lock()
+	h.saves.flushWait = 300 * time.Millisecond
+	h.saves.mu.Unlock()
+	h.persist(ids[0], []api.Session{{ID: "a", Name: "x"}}, nil, false)
+	start := time.Now()
+	err := h.Flush()
+	if err == nil || !strings.Contains(err.Error(), "1 device session changes not saved") {
+		t.Errorf("Flush = %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Flush took %v", took)
+	}
 }

@@ -36,6 +36,7 @@ const (
 	TypeTermExit   = "term_exit"   // A→H, stream and reason
 	TypeTermRedraw = "term_redraw" // A→H, stream: it fell behind, open a new one
 	TypeTermAck    = "term_ack"    // H→A, stream and offset: delivered so far
+	TypeCancel     = "cancel"      // id of a req whose caller gave up: stop it
 )
 
 // Request ops (the "op" of a req). ops.go has their arguments and results.
@@ -90,8 +91,8 @@ var (
 // successful res) and leaves out every other zero field.
 type Msg struct {
 	T string `json:"t"`
-	// ID is set on req, res (the request's id), ping and pong, and on
-	// unknown types that expect an answer.
+	// ID is set on req, res and cancel (the request's id), ping and pong,
+	// and on unknown types that expect an answer.
 	ID uint64 `json:"id,omitempty"`
 
 	// challenge: a fresh random nonce (base64url) and the hub's id
@@ -149,7 +150,7 @@ type Msg struct {
 func (m Msg) Known() bool {
 	switch m.T {
 	case TypeChallenge, TypeHello, TypeWelcome, TypeSync, TypeEvent, TypeReq, TypeRes,
-		TypePing, TypePong, TypeTermExit, TypeTermRedraw, TypeTermAck:
+		TypePing, TypePong, TypeTermExit, TypeTermRedraw, TypeTermAck, TypeCancel:
 		return true
 	}
 	return false

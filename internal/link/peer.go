@@ -240,6 +240,7 @@ func (p *Peer) call(ctx context.Context, op string, args, result any, inOrder bo
 		}
 		return p.result(op, a.res, result)
 	case <-ctx.Done():
+		p.cancel(id)
 		return fmt.Errorf("link: %s: %w", op, ctx.Err())
 	case <-p.done:
 		select {
@@ -259,6 +260,14 @@ func (p *Peer) result(op string, res Msg, v any) error {
 		return fmt.Errorf("link: %s: %w", op, err)
 	}
 	return nil
+}
+
+// cancel tells the other end that the caller of request id gave up, so it
+// can stop the work (a download, a command). It goes out in the background,
+// like a pong: the caller returns at once, and the write is bounded by
+// WriteTimeout and the link's life. An answer that still comes is dropped.
+func (p *Peer) cancel(id uint64) {
+	go func() { _ = p.Send(Msg{T: TypeCancel, ID: id}) }()
 }
 
 // waitHandled waits until the handlers finished n items, or the link or

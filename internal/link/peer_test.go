@@ -24,7 +24,6 @@ import (
 type agent struct {
 	p     **Peer
 	msgs  chan Msg
-	never sync.WaitGroup
 }
 
 func newAgent() *agent { return &agent{p: new(*Peer), msgs: make(chan Msg, 100)} }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/events"
+	"github.com/corral-dev/corral/internal/netguard"
 	"github.com/corral-dev/corral/internal/store"
 )
 
@@ -39,21 +41,83 @@ type Notifier struct {
 	client  *http.Client
 	public  string
 	private string
-	// Subscriber is the contact VAPID asks for (a mailto: or https: URL).
+	// subscriber is the contact VAPID asks for, as webpush-go takes it.
 	subscriber string
+	// allowPrivate: targets may be local (Options.AllowPrivate).
+	allowPrivate bool
 
-	mu       sync.Mutex
-	webhooks map[string]string // by user
-	sending  sync.WaitGroup
+	sending sync.WaitGroup
 }
 
 // Options configure a Notifier.
 type Options struct {
 	Logger *slog.Logger
-	// Client sends pushes and webhooks (default: 10 s timeout).
+	// Client sends pushes and webhooks (default: netguard.Client, 10 s
+	// timeout, which reaches only public addresses unless AllowPrivate).
+	// A Client given here is used as it is.
 	Client *http.Client
-	// Subscriber is the VAPID contact (default mailto:corral@localhost).
-	Subscriber string
+	// AllowPrivate lets webhooks and pushes reach loopback, private and
+	// link-local addresses (--allow-private-webhooks).
+	AllowPrivate bool
+	// Subject is the VAPID contact (the JWT's sub): an https: URL or a
+	// mailto: address that the push services accept (CheckSubject); empty
+	// means DefaultSubject.
+	Subject string
+}
+
+// DefaultSubject is the VAPID subject when none is configured: the
+// project's page, which every push service accepts (Apple refuses
+// localhost, .local and .invalid subjects).
+const DefaultSubject = "https://github.com/corral-dev/corral"
+
+// CheckSubject says whether a VAPID subject will be accepted: an https:
+// URL with a host, or mailto: with an address, and in both a name that
+// resolves on the internet (Apple's push service refuses localhost, .local,
+// .invalid and loopback addresses, with 403 BadJwtToken).
+func CheckSubject(s string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("push subject %q: %s; give --push-subject https://your-host or mailto:you@your-domain", s, why)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return bad("not a URL")
+	}
+	var host string
+	switch u.Scheme {
+	case "https":
+		host = u.Hostname()
+	case "mailto":
+		local, domain, ok := strings.Cut(u.Opaque, "@")
+		if !ok || local == "" || domain == "" || strings.ContainsAny(u.Opaque, ":/?#") {
+			return bad("mailto: needs an address, such as mailto:you@example.org")
+		}
+		host = domain
+	default:
+		return bad("it must be an https: URL or a mailto: address")
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "" {
+		return bad("no host")
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && (ip.IsLoopback() || ip.IsUnspecified() || ip.IsPrivate() || ip.IsLinkLocalUnicast()) {
+		return bad("a local address")
+	}
+	for _, local := range []string{"localhost", "local", "invalid", "internal", "localdomain"} {
+		if host == local || strings.HasSuffix(host, "."+local) {
+			return bad("a local name, which Apple's push service refuses")
+		}
+	}
+	return nil
+}
+
+// subscriber is Subject as webpush-go takes it: an https: URL as it is,
+// an address without "mailto:" (the library adds it, and would send
+// mailto:mailto:...).
+func subscriber(subject string) string {
+	if a, ok := strings.CutPrefix(subject, "mailto:"); ok {
+		return a
+	}
+	return subject
 }
 
 // New loads the VAPID keys from the store, making them on first run, and
@@ -63,12 +127,15 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Notifier, error) 
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Client == nil {
-		opts.Client = &http.Client{Timeout: 10 * time.Second}
+		opts.Client = netguard.Client(10*time.Second, opts.AllowPrivate)
 	}
-	if opts.Subscriber == "" {
-		opts.Subscriber = "mailto:corral@localhost"
+	if opts.Subject == "" {
+		opts.Subject = DefaultSubject
 	}
-	n := &Notifier{store: st, log: opts.Logger, client: opts.Client, subscriber: opts.Subscriber, webhooks: map[string]string{}}
+	if err := CheckSubject(opts.Subject); err != nil {
+		return nil, err
+	}
+	n := &Notifier{store: st, log: opts.Logger, client: opts.Client, subscriber: subscriber(opts.Subject), allowPrivate: opts.AllowPrivate}
 	priv, err := st.Get(ctx, keyVAPIDPrivate)
 	if errors.Is(err, store.ErrNotFound) {
 		p, pub, gerr := webpush.GenerateVAPIDKeys()
@@ -97,21 +164,18 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Notifier, error) 
 // VAPIDPublicKey is the key browsers subscribe with (base64url).
 func (n *Notifier) VAPIDPublicKey() string { return n.public }
 
-// Webhook returns a user's webhook URL ("" for none).
+// WebhookKey is the store's key of a user's webhook URL (a hub forgets
+// it with the user).
+func WebhookKey(user string) string { return keyWebhook + user }
+
+// Webhook returns a user's webhook URL ("" for none). It is read from the
+// store each time (one small query per notification), not kept: the
+// management commands change it from another process (`hub user rm`).
 func (n *Notifier) Webhook(ctx context.Context, user string) string {
-	n.mu.Lock()
-	w, ok := n.webhooks[user]
-	n.mu.Unlock()
-	if ok {
-		return w
-	}
 	if b, err := n.store.Get(ctx, keyWebhook+user); err == nil {
-		w = string(b)
+		return string(b)
 	}
-	n.mu.Lock()
-	n.webhooks[user] = w
-	n.mu.Unlock()
-	return w
+	return ""
 }
 
 // SetWebhook sets (or with "" clears) a user's webhook URL.
@@ -122,6 +186,9 @@ func (n *Notifier) SetWebhook(ctx context.Context, user, raw string) error {
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return api.Errorf(api.CodeBadRequest, "webhook must be an http(s) URL, got %q", raw)
 		}
+		if err := n.checkTarget(u); err != nil {
+			return api.Errorf(api.CodeBadRequest, "webhook: %v", err)
+		}
 	}
 	var err error
 	if raw == "" {
@@ -129,13 +196,7 @@ func (n *Notifier) SetWebhook(ctx context.Context, user, raw string) error {
 	} else {
 		err = n.store.Set(ctx, keyWebhook+user, []byte(raw))
 	}
-	if err != nil {
-		return err
-	}
-	n.mu.Lock()
-	n.webhooks[user] = raw
-	n.mu.Unlock()
-	return nil
+	return err
 }
 
 // Subscription is a browser's PushSubscription.toJSON().
@@ -153,17 +214,37 @@ func (n *Notifier) Subscribe(ctx context.Context, user string, s Subscription) e
 	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
 		return api.Errorf(api.CodeBadRequest, "push subscription: endpoint must be an http(s) URL")
 	}
+	if err := n.checkTarget(u); err != nil {
+		return api.Errorf(api.CodeBadRequest, "push subscription: %v", err)
+	}
 	if s.Keys.P256dh == "" || s.Keys.Auth == "" || len(s.Keys.P256dh) > 200 || len(s.Keys.Auth) > 100 || len(s.Endpoint) > 2048 {
 		return api.Errorf(api.CodeBadRequest, "push subscription: missing or oversized keys")
 	}
-	return n.store.PutPushSubscription(ctx, store.PushSubscription{
+	err = n.store.PutPushSubscription(ctx, store.PushSubscription{
 		Endpoint: s.Endpoint, P256dh: s.Keys.P256dh, Auth: s.Keys.Auth, User: user, CreatedAt: time.Now(),
 	})
+	if errors.Is(err, store.ErrOtherUser) {
+		// The same browser, subscribed for someone who did not log out:
+		// it must make a new subscription (the UI unsubscribes and asks
+		// again), so that pushes never go to whoever had it before.
+		return api.Errorf(api.CodeConflict, "this push endpoint belongs to another user's subscription; unsubscribe it in the browser and subscribe again")
+	}
+	return err
 }
 
-// Unsubscribe forgets a subscription.
-func (n *Notifier) Unsubscribe(ctx context.Context, endpoint string) error {
-	return n.store.DeletePushSubscription(ctx, endpoint)
+// checkTarget refuses, when it is saved, a URL whose host is a local
+// address or name; other names are checked when they are dialed.
+func (n *Notifier) checkTarget(u *url.URL) error {
+	if n.allowPrivate {
+		return nil
+	}
+	return netguard.CheckHost(strings.Trim(u.Hostname(), "[]"))
+}
+
+// Unsubscribe forgets one of a user's subscriptions (another user's is
+// left alone).
+func (n *Notifier) Unsubscribe(ctx context.Context, user, endpoint string) error {
+	return n.store.DeleteUserPushSubscription(ctx, user, endpoint)
 }
 
 // Message is what one notification says.

@@ -34,7 +34,8 @@ func newNotifier(t *testing.T) (*Notifier, *store.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	n, err := New(context.Background(), st, Options{})
+	// The test servers are on 127.0.0.1.
+	n, err := New(context.Background(), st, Options{AllowPrivate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func decryptAES128GCM(t *testing.T, body []byte, ua *ecdh.PrivateKey, authSecret
 
 // checkVAPID verifies the Authorization header: "vapid t=<JWT>, k=<key>"
 // with an ES256 JWT for the push service's origin, signed by k.
-func checkVAPID(t *testing.T, header, wantKey, origin string) {
+func checkVAPID(t *testing.T, header, wantKey, origin string) vapidClaims {
 	t.Helper()
 	if !strings.HasPrefix(header, "vapid ") {
 		t.Fatalf("authorization %q", header)
@@ -172,28 +173,32 @@ func checkVAPID(t *testing.T, header, wantKey, origin string) {
 		t.Fatalf("JWT %q", tok)
 	}
 	claims, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	var c struct {
-		Aud string `json:"aud"`
-		Exp int64  `json:"exp"`
-		Sub string `json:"sub"`
-	}
+	var c vapidClaims
 	json.Unmarshal(claims, &c)
 	if c.Aud != origin || c.Exp < time.Now().Unix() || c.Sub == "" {
 		t.Fatalf("claims %+v", c)
 	}
-	pub, _ := base64.RawURLEncoding.DecodeString(k)
-	x, y := elliptic.Unmarshal(elliptic.P256(), pub)
-	if x == nil {
-		t.Fatal("VAPID key is not a P-256 point")
+	raw, _ := base64.RawURLEncoding.DecodeString(k)
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
+	if err != nil {
+		t.Fatalf("VAPID key is not a P-256 point: %v", err)
 	}
 	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
 	if len(sig) != 64 {
 		t.Fatalf("signature of %d bytes", len(sig))
 	}
 	h := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if !ecdsa.Verify(&ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}, h[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+	if !ecdsa.Verify(pub, h[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
 		t.Fatal("VAPID signature does not verify")
 	}
+	return c
+}
+
+// vapidClaims are the claims of a VAPID JWT (RFC 8292).
+type vapidClaims struct {
+	Aud string `json:"aud"`
+	Exp int64  `json:"exp"`
+	Sub string `json:"sub"`
 }
 
 func TestExpiredSubscriptionIsDropped(t *testing.T) {
@@ -259,7 +264,7 @@ func TestWebhookAndLog(t *testing.T) {
 		t.Fatalf("log %+v %v", log, err)
 	}
 	// A new notifier on the same store keeps the keys and the webhook.
-	n2, err := New(ctx, st, Options{})
+	n2, err := New(ctx, st, Options{AllowPrivate: true})
 	if err != nil || n2.VAPIDPublicKey() != n.VAPIDPublicKey() || n2.Webhook(ctx, "u") != srv.URL+"/hook" {
 		t.Fatalf("reloaded: %v %q", err, n2.Webhook(ctx, "u"))
 	}

@@ -89,7 +89,8 @@ func waitPidfd(ctx context.Context, f *os.File, pid int, interval time.Duration,
 	if err == nil {
 		// The callback runs when the poller says readable (and once at
 		// first); a pidfd is readable exactly when the process has exited.
-		err = rc.Read(func(fd uintptr) bool {
+		// Its error is that of a closed file (ctx ended): exited says all.
+		_ = rc.Read(func(fd uintptr) bool {
 			exited = pidfdReadable(int(fd))
 			return exited
 		})

@@ -60,8 +60,11 @@ const (
 	AssistantText
 	// TurnEnded: the transcript shows the main conversation's turn ended (an
 	// assistant message that ends the turn). It stands in for Stop for a
-	// claude that delivers no hooks (started by hand in the pane).
+	// claude that delivers no hooks (started by hand in the pane), as
+	// PromptSeen (the transcript's prompt line) stands in for
+	// UserPromptSubmit.
 	TurnEnded
+	PromptSeen
 	// ScreenDialog: a screen read shows a dialog (Event.Dialog). ScreenClear:
 	// a screen read shows none (Event.Screen says what it shows instead).
 	ScreenDialog
@@ -91,7 +94,7 @@ var kindNames = [...]string{
 	HookStopFailure: "StopFailure", HookPreCompact: "PreCompact", HookPostCompact: "PostCompact",
 	HookSubagentStart: "SubagentStart", HookSubagentStop: "SubagentStop",
 	FileStatus: "file-status", Interrupt: "interrupt", ToolSeen: "tool-seen", AssistantText: "assistant-text",
-	TurnEnded: "turn-ended", ScreenDialog: "screen-dialog", ScreenClear: "screen-clear",
+	TurnEnded: "turn-ended", PromptSeen: "prompt-seen", ScreenDialog: "screen-dialog", ScreenClear: "screen-clear",
 	ClaudeStarted: "claude-started", ClaudeExited: "claude-exited",
 	Viewed: "viewed", Input: "input", Restored: "restored", Verified: "verified", Tick: "tick",
 }
@@ -382,6 +385,10 @@ func step(s State, ev Event, now time.Time) State {
 		// background agents.
 		if !s.Hooked {
 			onStop(&s, Event{Kind: HookStop, At: ev.At, Message: ev.Message}, at, fresh)
+		}
+	case PromptSeen:
+		if !s.Hooked {
+			onPromptSubmit(&s, ev, at, fresh)
 		}
 	case ScreenDialog:
 		onScreenDialog(&s, ev)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 )
 
@@ -15,17 +16,37 @@ type PushSubscription struct {
 	CreatedAt time.Time
 }
 
-// PutPushSubscription adds or replaces a subscription (by endpoint).
+// ErrOtherUser: the push endpoint is another user's subscription.
+var ErrOtherUser = errors.New("another user's push subscription")
+
+// PutPushSubscription adds a subscription of p.User, or replaces that
+// user's own with the same endpoint. An endpoint another user holds is
+// neither taken over nor changed: ErrOtherUser.
 func (s *Store) PutPushSubscription(ctx context.Context, p PushSubscription) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO push_subscriptions (endpoint, p256dh, auth, user, created_at)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT(endpoint) DO UPDATE SET p256dh=excluded.p256dh, auth=excluded.auth, user=excluded.user`,
+	res, err := s.db.ExecContext(ctx, `INSERT INTO push_subscriptions (endpoint, p256dh, auth, user, created_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT(endpoint) DO UPDATE SET p256dh=excluded.p256dh, auth=excluded.auth
+		WHERE push_subscriptions.user = excluded.user`,
 		p.Endpoint, p.P256dh, p.Auth, p.User, p.CreatedAt.UnixNano())
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return ErrOtherUser
+	}
+	return nil
+}
+
+// DeletePushSubscription removes a subscription, whoever's it is (the push
+// service said it is gone); a missing one is not an error.
+func (s *Store) DeletePushSubscription(ctx context.Context, endpoint string) error {
+	_, err := s.db.ExecContext(ctx, "DELETE FROM push_subscriptions WHERE endpoint = ?", endpoint)
 	return err
 }
 
-// DeletePushSubscription removes a subscription; a missing one is not an error.
-func (s *Store) DeletePushSubscription(ctx context.Context, endpoint string) error {
-	_, err := s.db.ExecContext(ctx, "DELETE FROM push_subscriptions WHERE endpoint = ?", endpoint)
+// DeleteUserPushSubscription removes one of a user's subscriptions; another
+// user's, or a missing one, is left as it is and is not an error.
+func (s *Store) DeleteUserPushSubscription(ctx context.Context, user, endpoint string) error {
+	_, err := s.db.ExecContext(ctx, "DELETE FROM push_subscriptions WHERE endpoint = ? AND user = ?", endpoint, user)
 	return err
 }
 

@@ -123,7 +123,9 @@ var migrations = []string{
 	CREATE UNIQUE INDEX devices_enroll_hash ON devices (enroll_hash);`,
 }
 
-// Open opens (creating if needed) the database at path with mode 0600.
+// Open opens (creating if needed) the database at path with mode 0600,
+// checks it (PRAGMA quick_check: a damaged file is a *CorruptError that
+// says the way out) and migrates it to the current schema.
 func Open(path string) (*Store, error) {
 	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -139,6 +141,11 @@ func Open(path string) (*Store, error) {
 	// keeps transactions simple and the memory small.
 	db.SetMaxOpenConns(1)
 	s := &Store{db: db}
+	// A damaged file is refused before anything writes to it (safety.go).
+	if err := quickCheck(context.Background(), db, path); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -158,7 +165,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("database version: %w", err)
 	}
 	if v > len(migrations) {
-		return fmt.Errorf("database is from a newer corral (schema %d, this build knows %d)", v, len(migrations))
+		return fmt.Errorf("database is from a newer corral (schema %d, this build knows %d): run that corral, or restore a backup this one made (corral restore FILE)", v, len(migrations))
 	}
 	for i := v; i < len(migrations); i++ {
 		err := s.Tx(ctx, func(tx *sql.Tx) error {

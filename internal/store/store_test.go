@@ -51,7 +51,7 @@ func TestSessionsRoundTrip(t *testing.T) {
 		got[0].Args[1] != "x" || string(got[0].State) != `{"x":1}` || !got[0].CreatedAt.Equal(now) {
 		t.Fatalf("got %+v", got)
 	}
-	if string(got[1].State) != "{}" || got[1].Args != nil && len(got[1].Args) != 0 {
+	if string(got[1].State) != "{}" || len(got[1].Args) != 0 {
 		t.Fatalf("defaults %+v", got[1])
 	}
 	if err := s.DeleteSession(ctx, "a1"); err != nil {

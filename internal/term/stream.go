@@ -133,7 +133,8 @@ type Stream struct {
 	skipped bool
 	wake    chan struct{} // closed and replaced whenever the state changes
 	// attached counts viewers reading now; idleSince is when the last one
-	// left, for the registry's grace period.
+	// left (or when the stream started, for one nobody ever read), for the
+	// registry's grace period.
 	attached  int
 	idleSince time.Time
 	// asleep: the client is suspended, and sleep will wake it; suspends
@@ -202,7 +203,7 @@ func Start(opts Options) (*Stream, error) {
 	rand.Read(id[:])
 	s := &Stream{ID: hex.EncodeToString(id[:]), cmd: cmd, pty: ptmx, tty: tty, suspend: opts.Suspend, activity: opts.Activity, scrolled: opts.Scrolled,
 		replaces: opts.Replaces,
-		ring:     make([]byte, RingSize), wake: make(chan struct{}), rows: rows}
+		ring:     make([]byte, RingSize), wake: make(chan struct{}), rows: rows, idleSince: time.Now()}
 	if len(opts.Prefill) > 0 {
 		s.appendLocked(opts.Prefill)
 		// The scrollback ends with newlines that push it up: by design.
@@ -567,11 +568,13 @@ func (s *Stream) Detach() {
 	s.mu.Unlock()
 }
 
-// idleFor says how long nobody has read the stream (0 while someone does).
+// idleFor says how long nobody has read the stream (0 while someone does):
+// a stream that never had a viewer counts from its start, so that it too is
+// swept after the grace period.
 func (s *Stream) idleFor(now time.Time) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.attached > 0 || s.idleSince.IsZero() {
+	if s.attached > 0 {
 		return 0
 	}
 	return now.Sub(s.idleSince)

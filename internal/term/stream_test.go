@@ -430,3 +430,25 @@ func TestScrolledAsksForRedraw(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistrySweepsUnviewed: a stream that never had a viewer (its
+// WebSocket failed after the open, or the hub gave up on it) is swept after
+// the grace period like one whose viewer left.
+func TestRegistrySweepsUnviewed(t *testing.T) {
+	r := NewRegistry(time.Minute)
+	s, err := Start(Options{Argv: []string{"/bin/sh", "-c", "sleep 30"}, Env: []string{"PATH=/bin:/usr/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r.Add("sess", s)
+	now := time.Now()
+	r.Sweep(now.Add(30 * time.Second))
+	if _, ok := r.Get("sess", s.ID); !ok {
+		t.Fatal("swept within the grace period")
+	}
+	r.Sweep(now.Add(2 * time.Minute))
+	if closed, _ := s.Closed(); !closed || r.Count() != 0 {
+		t.Fatal("a stream nobody ever viewed outlived the grace period")
+	}
+}

@@ -112,10 +112,20 @@ func (s *Server) WriteConfig() error {
 	return nil
 }
 
-// Running reports whether a tmux server answers on the socket.
-func (s *Server) Running(ctx context.Context) bool {
+// Running reports whether a tmux server answers on the socket. It is false
+// without an error only when none runs: tmux said "no server running", or
+// the socket is missing or refuses connections. Any other failure (tmux
+// out of file descriptors, a timeout, tmux missing) is returned as it is:
+// the server may well be alive, and nobody may act as if it were gone.
+func (s *Server) Running(ctx context.Context) (bool, error) {
 	_, err := s.ServerPID(ctx)
-	return err == nil
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNoServer):
+		return false, nil
+	}
+	return false, err
 }
 
 // ServerPID returns the process id of the tmux server. No server gives an
@@ -135,8 +145,8 @@ func (s *Server) ServerPID(ctx context.Context) (int, error) {
 // left by a killed server is replaced; any other file at the socket path
 // is an error, never removed.
 func (s *Server) EnsureRunning(ctx context.Context) error {
-	if s.Running(ctx) {
-		return nil
+	if up, err := s.Running(ctx); up || err != nil {
+		return err
 	}
 	fi, err := os.Lstat(s.socket)
 	switch {
@@ -165,16 +175,27 @@ func (s *Server) EnsureRunning(ctx context.Context) error {
 }
 
 // KillServer stops the server and every session in it, and returns once
-// the socket no longer answers. No server is not an error.
+// that server process is gone (a new one may already answer on the socket,
+// started by someone else). No server is not an error.
 func (s *Server) KillServer(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	pid, err := s.ServerPID(ctx)
+	if errors.Is(err, ErrNoServer) {
+		return nil
+	}
 	if _, err := s.run(ctx, "kill-server"); err != nil && !errors.Is(err, ErrNoServer) {
 		return err
 	}
-	for s.Running(ctx) {
+	// Gone: none answers, or another one (started since). A server going
+	// away may answer "server exited unexpectedly": ask again.
+	gone := func() bool {
+		cur, err := s.ServerPID(ctx)
+		return errors.Is(err, ErrNoServer) || err == nil && pid > 0 && cur != pid
+	}
+	for !gone() {
 		if err := pause(ctx); err != nil {
-			return fmt.Errorf("tmux: server on %s still answers after kill-server: %w", s.socket, err)
+			return fmt.Errorf("tmux: server on %s still runs after kill-server: %w", s.socket, err)
 		}
 	}
 	return nil

@@ -66,13 +66,17 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
+// isNoServer reads tmux's own word that no server runs: "no server
+// running", or a socket that is missing (ENOENT) or that nobody listens on
+// (ECONNREFUSED). Nothing else counts: "error connecting to ... (Too many
+// open files)", "server exited unexpectedly" or "lost server" (tmux out of
+// descriptors, or a server going away mid-command) say nothing for sure, and
+// reading them as "no server" once made corral recreate every session of a
+// live server.
 func isNoServer(msg string) bool {
 	return strings.Contains(msg, "no server running on") ||
-		// The socket file is missing (ENOENT) or nobody listens (ECONNREFUSED).
 		(strings.Contains(msg, "error connecting to") &&
-			(strings.Contains(msg, "No such file or directory") || strings.Contains(msg, "Connection refused"))) ||
-		strings.Contains(msg, "server exited unexpectedly") ||
-		strings.Contains(msg, "lost server")
+			(strings.Contains(msg, "No such file or directory") || strings.Contains(msg, "Connection refused")))
 }
 
 func isNoSession(msg string) bool {

@@ -92,3 +92,13 @@ func rawCat(t testing.TB, s *Server, name string) (PaneInfo, string) {
 	waitFile(t, ready, 0)
 	return p, out
 }
+
+// running is Running for tests: any failure other than "no server" fails t.
+func running(t *testing.T, s *Server, ctx context.Context) bool {
+	t.Helper()
+	up, err := s.Running(ctx)
+	if err != nil {
+		t.Fatalf("Running: %v", err)
+	}
+	return up
+}

@@ -3,8 +3,10 @@ package tmux
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -63,7 +65,7 @@ func TestConfigAccepted(t *testing.T) {
 	if err := s.KillSession(t.Context(), "one"); err != nil {
 		t.Fatal(err)
 	}
-	if !s.Running(t.Context()) {
+	if !running(t, s, t.Context()) {
 		t.Error("server exited with its last session")
 	}
 }
@@ -140,7 +142,7 @@ func TestNoServer(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
 	ctx := t.Context()
-	if s.Running(ctx) {
+	if running(t, s, ctx) {
 		t.Fatal("running before start")
 	}
 	if _, err := s.ServerPID(ctx); !errors.Is(err, ErrNoServer) {
@@ -178,7 +180,7 @@ func TestServerKilledUnderUs(t *testing.T) {
 	if err := s.KillServer(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s.Running(ctx) {
+	if running(t, s, ctx) {
 		t.Fatal("running after KillServer")
 	}
 	if ok, err := s.HasSession(ctx, "a"); ok || err != nil {
@@ -197,7 +199,10 @@ func TestServerKilledUnderUs(t *testing.T) {
 	if err := syscall.Kill(pid2, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() (bool, string) { return !s.Running(ctx), "server still answers" })
+	waitFor(t, 10*time.Second, func() (bool, string) {
+		up, err := s.Running(ctx)
+		return !up && err == nil, fmt.Sprintf("server still answers (%v)", err)
+	})
 	if fi, err := os.Lstat(s.SocketPath()); err != nil || fi.Mode().Type() != os.ModeSocket {
 		t.Fatalf("want a stale socket left behind: %v, %v", fi, err)
 	}
@@ -228,7 +233,7 @@ func TestStaleSocketFile(t *testing.T) {
 	if err := s.EnsureRunning(t.Context()); err != nil {
 		t.Fatalf("EnsureRunning over a stale socket: %v", err)
 	}
-	if !s.Running(t.Context()) {
+	if !running(t, s, t.Context()) {
 		t.Error("not running")
 	}
 }
@@ -271,7 +276,7 @@ func TestEnsureRunningConcurrent(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if !s.Running(t.Context()) {
+	if !running(t, s, t.Context()) {
 		t.Error("not running")
 	}
 }
@@ -288,5 +293,63 @@ func TestEnv(t *testing.T) {
 	}
 	if strings.Count(env, "HOME=") != 1 || !strings.Contains(env, "\nHOME=/h\n") || !strings.Contains(env, "\nEXTRA=1\n") {
 		t.Errorf("env = %q", env)
+	}
+}
+
+// TestTransientFailureIsNotNoServer: a tmux client that runs out of file
+// descriptors ("error connecting to ... (Too many open files)", or no
+// message at all) says nothing about the server. Running reports the
+// failure instead of "no server", and EnsureRunning and NewSession fail
+// without starting anything, leaving the live server and its session be.
+func TestTransientFailureIsNotNoServer(t *testing.T) {
+	t.Parallel()
+	s := startedServer(t)
+	p := newSession(t, s, NewSessionOptions{Name: "keep", Argv: []string{"sleep", "1000"}})
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux not installed")
+	}
+	for _, limit := range []int{5, 6} {
+		wrapper := filepath.Join(t.TempDir(), "tmux")
+		script := fmt.Sprintf("#!/bin/sh\nulimit -n %d\nexec %s \"$@\"\n", limit, tmuxBin)
+		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		starved := New(s.SocketPath(), s.ConfigPath(), WithBinary(wrapper), WithEnv(s.Env()...))
+		up, err := starved.Running(t.Context())
+		if up || err == nil || errors.Is(err, ErrNoServer) {
+			t.Errorf("limit %d: Running = %v, %v; want a failure that is not ErrNoServer", limit, up, err)
+		}
+		if err := starved.EnsureRunning(t.Context()); err == nil {
+			t.Errorf("limit %d: EnsureRunning succeeded", limit)
+		}
+		if _, err := starved.NewSession(t.Context(), NewSessionOptions{Name: "keep", Argv: []string{"true"}}); err == nil {
+			t.Errorf("limit %d: NewSession succeeded", limit)
+		}
+		if _, err := starved.ListSessions(t.Context()); err == nil || errors.Is(err, ErrNoServer) {
+			t.Errorf("limit %d: ListSessions = %v, want a failure", limit, err)
+		}
+		t.Logf("limit %d: %v", limit, err)
+	}
+	list, err := s.ListSessions(t.Context())
+	if err != nil || len(list) != 1 || list[0].Pane.PID != p.PID {
+		t.Errorf("after the failures: %+v, %v; want the one session, same pane", list, err)
+	}
+}
+
+func TestNoServerWording(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"no server running on /tmp/x/sock":                            true,
+		"error connecting to /tmp/x/sock (No such file or directory)": true,
+		"error connecting to /tmp/x/sock (Connection refused)":        true,
+		"error connecting to /tmp/x/sock (Too many open files)":       false,
+		"server exited unexpectedly":                                  false,
+		"lost server":                                                 false,
+		"":                                                            false,
+		"[warn] evutil_make_internal_pipe_: pipe: Too many open files": false,
+	} {
+		if got := errors.Is(&Error{Stderr: msg}, ErrNoServer); got != want {
+			t.Errorf("%q: no server %v, want %v", msg, got, want)
+		}
 	}
 }

@@ -61,6 +61,8 @@ type Options struct {
 	// Link serves GET /api/v1/link, where devices dial in (a hub). It does
 	// its own authentication, by device key.
 	Link http.Handler
+	// TLS: the server serves HTTPS itself, and says so with HSTS.
+	TLS bool
 }
 
 // Server is the dashboard's HTTP handler.
@@ -122,6 +124,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
+	if s.opts.TLS {
+		// Once on HTTPS, never plain HTTP again: a cookie or token must not
+		// go out in the clear on a downgraded connection.
+		h.Set("Strict-Transport-Security", "max-age=63072000")
+	}
 	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 	if r.URL.Path == "/" && r.URL.Query().Has("token") {
 		s.tokenLogin(w, r)
@@ -431,7 +438,8 @@ func (s *Server) endWebSession(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) config(w http.ResponseWriter, r *http.Request) {
 	host, _ := os.Hostname()
-	cfg := map[string]string{"version": version.String(), "hostname": host}
+	b := version.Get()
+	cfg := map[string]string{"version": b.Version, "commit": b.Commit, "build_date": b.Date, "hostname": host}
 	if home, err := os.UserHomeDir(); err == nil {
 		cfg["home"] = home // the UI shortens paths to ~
 	}
@@ -483,7 +491,7 @@ func (s *Server) pushUnsubscribe(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "want {\"endpoint\": ...}"))
 		return
 	}
-	if err := s.opts.Notifier.Unsubscribe(r.Context(), req.Endpoint); err != nil {
+	if err := s.opts.Notifier.Unsubscribe(r.Context(), identity.User(r.Context()), req.Endpoint); err != nil {
 		httpapi.WriteError(w, api.AsError(err))
 		return
 	}

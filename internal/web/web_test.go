@@ -32,6 +32,7 @@ import (
 )
 
 type fixture struct {
+	dir   string
 	srv   *httptest.Server
 	ag    *agent.Agent
 	auth  *web.Auth
@@ -100,7 +101,7 @@ func newFixture(t *testing.T) *fixture {
 		st.Close()
 		os.RemoveAll(dir)
 	})
-	return &fixture{srv: srv, ag: ag, auth: auth, st: st, acc: accounts, token: token}
+	return &fixture{dir: dir, srv: srv, ag: ag, auth: auth, st: st, acc: accounts, token: token}
 }
 
 func (f *fixture) url(p string) string { return f.srv.URL + p }

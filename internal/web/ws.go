@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -121,17 +122,20 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 	cols, _ := strconv.Atoi(q.Get("cols"))
 	rows, _ := strconv.Atoi(q.Get("rows"))
 	offset, _ := strconv.ParseUint(q.Get("offset"), 10, 64)
-	t, from, reset, err := s.b.OpenTerminal(r.Context(), r.PathValue("id"), cols, rows, q.Get("stream"), offset)
-	if err != nil {
-		httpapi.WriteError(w, api.AsError(err))
-		return
-	}
+	// Accept (which checks the Origin and that this is a WebSocket at
+	// all) before anything is spawned or resized: a refused request must
+	// leave no tmux client behind (docs/web-protocol.md).
 	c, err := accept(w, r)
 	if err != nil {
 		return
 	}
 	defer c.CloseNow()
 	c.SetReadLimit(maxInputFrame + 16)
+	t, from, reset, err := s.b.OpenTerminal(r.Context(), r.PathValue("id"), cols, rows, q.Get("stream"), offset)
+	if err != nil {
+		closeWithError(c, err)
+		return
+	}
 	t.Attach()
 	defer func() { t.Detach() }()
 	ctx, cancel := context.WithCancel(r.Context())
@@ -241,4 +245,20 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 		}
 		off += uint64(len(data))
 	}
+}
+
+// closeWithError ends an accepted terminal WebSocket that could not open its
+// terminal: the close code is 4000 plus the HTTP status the error would have
+// had (4404 no such session, 4409 not attachable, 4503 the machine is
+// offline), the reason its message (docs/web-protocol.md).
+func closeWithError(c *websocket.Conn, err error) {
+	e := api.AsError(err)
+	reason := e.Message
+	if len(reason) > 120 { // a close reason holds at most 123 bytes
+		reason = reason[:120]
+		for !utf8.ValidString(reason) {
+			reason = reason[:len(reason)-1]
+		}
+	}
+	c.Close(websocket.StatusCode(4000+api.HTTPStatus(e.Code)), reason)
 }

@@ -232,7 +232,9 @@ func TestClaudeStartedByHand(t *testing.T) {
 	h.rec.waitFor(10*time.Second, "claude gone", func(s api.Session) bool { return s.ID == id && s.ClaudePID == 0 })
 	h.corral("send", id, "claude")
 	h.waitStatus(id, api.StatusIdle, 60*time.Second)
-	h.send(id, "say hello")
+	// A slow answer, so that busy lasts long enough to be seen whatever
+	// the load.
+	h.send(id, "SLOW hello")
 	h.waitStatus(id, api.StatusBusy, 20*time.Second)
 	h.waitStatus(id, api.StatusReview, 30*time.Second)
 }

@@ -323,6 +323,8 @@ func TestBadInput(t *testing.T) {
 	if s.TranscriptPath == "" {
 		t.Fatal("no transcript path")
 	}
+	// Claude writes its transcript a moment after the Stop hook, at times.
+	waitFor(t, 10*time.Second, "the transcript on disk", func() bool { _, err := os.Stat(s.TranscriptPath); return err == nil })
 	f, err := os.OpenFile(s.TranscriptPath, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,7 @@
 // Desktop notifications (while the page is open), the service worker and Web Push.
 
 import { signal } from '@preact/signals';
-import { api } from './api';
+import { api, ApiError } from './api';
 import { config, openSession, selectedId } from './store';
 import type { Session } from './types';
 
@@ -131,7 +131,21 @@ export async function enablePush(): Promise<void> {
       "the browser's push service did not answer",
     );
   }
-  await api.pushSubscribe(sub.toJSON());
+  try {
+    await api.pushSubscribe(sub.toJSON());
+  } catch (e) {
+    // 409: this browser's subscription is another user's (they did not
+    // log out). A fresh subscription gets a new endpoint, and the old one
+    // stops receiving.
+    if (!(e instanceof ApiError) || e.status !== 409) throw e;
+    await sub.unsubscribe();
+    sub = await withTimeout(
+      reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }),
+      20_000,
+      "the browser's push service did not answer",
+    );
+    await api.pushSubscribe(sub.toJSON());
+  }
   pushEnabled.value = true;
 }
 

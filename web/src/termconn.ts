@@ -210,12 +210,21 @@ export class TermConn {
       if (!(m.data instanceof ArrayBuffer)) return;
       this.frame(new Uint8Array(m.data));
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.socket !== ws) return;
       this.socket = null;
       this.opened = false;
       this.clearTimers();
       if (this.closed || this.connState === 'exited') return;
+      // The server could not open the terminal (docs/web-protocol.md): no
+      // such session (4404) or one corral cannot attach to (4409) will not
+      // change by retrying; anything else (4503 offline) may.
+      if (ev.code === 4404 || ev.code === 4409) {
+        this.lastExit = ev.reason || 'the terminal is not available';
+        this.setState('exited');
+        this.sink.exit(this.lastExit);
+        return;
+      }
       this.setState('reconnecting');
       this.scheduleRetry();
     };

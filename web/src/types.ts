@@ -209,6 +209,9 @@ export interface Timeline {
 export interface WebConfig {
   vapid_public_key?: string;
   version?: string;
+  /** The daemon's build: its git commit and date (RFC 3339), when stamped. */
+  commit?: string;
+  build_date?: string;
   webhook_url?: string;
   hostname?: string;
   /** Not in docs/web-protocol.md: used to shorten directories with ~ when present. */

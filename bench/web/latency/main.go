@@ -370,12 +370,14 @@ func hookCommand(dataDir string) ([]string, error) {
 		return nil, err
 	}
 	for _, g := range s.Hooks["UserPromptSubmit"] {
-		for _, h := range g.Hooks {
-			if filepath.Base(h.Command) != "corral-hook" {
-				return nil, fmt.Errorf("corral registered %q, not corral-hook: build corral-hook next to corral", h.Command)
-			}
-			return append([]string{h.Command}, h.Args...), nil
+		if len(g.Hooks) == 0 {
+			continue
 		}
+		h := g.Hooks[0]
+		if filepath.Base(h.Command) != "corral-hook" {
+			return nil, fmt.Errorf("corral registered %q, not corral-hook: build corral-hook next to corral", h.Command)
+		}
+		return append([]string{h.Command}, h.Args...), nil
 	}
 	return nil, errors.New("no UserPromptSubmit hook in corral's Claude settings")
 }

@@ -242,10 +242,20 @@ export function SettingsPanel() {
       </section>
       <section class="set-section">
         <h3>About</h3>
-        <p class="muted small">
+        <p class="muted small" data-testid="about-version">
           corral {config.value.version || ''}
           {config.value.hostname ? ` on ${config.value.hostname}` : ''}
         </p>
+        {(config.value.commit || config.value.build_date) && (
+          <p class="muted small" data-testid="about-build">
+            {[
+              config.value.commit ? `commit ${config.value.commit.slice(0, 12)}` : '',
+              config.value.build_date ? `built ${config.value.build_date.slice(0, 10)}` : '',
+            ]
+              .filter(Boolean)
+              .join(', ')}
+          </p>
+        )}
       </section>
       <section class="set-section set-account">
         <h3>Account</h3>

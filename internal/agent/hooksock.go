@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/corral-dev/corral/internal/hook"
+)
+
+// The hook socket's bounds. Every delivery is read whole into memory (at
+// most hook.MaxPayload), so the handlers at work at once bound the memory
+// deliveries can take; more connections wait in the socket's backlog (the
+// hook gives up after its own timeout, hook.Timeout). A delivery that does
+// not arrive within hookReadTimeout is dropped.
+const (
+	maxHookHandlers = 32
+	hookReadTimeout = 5 * time.Second
+)
+
+// serveHooks accepts hook deliveries until the listener closes.
+func (a *Agent) serveHooks(ln net.Listener) {
+	sem := make(chan struct{}, maxHookHandlers)
+	for {
+		select {
+		case sem <- struct{}{}:
+		case <-a.ctx.Done():
+			return
+		}
+		c, err := ln.Accept()
+		if err != nil {
+			<-sem
+			if a.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+				a.log.Error("hook socket", "err", err)
+			}
+			return
+		}
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			defer func() { <-sem }()
+			a.handleHookConn(c)
+		}()
+	}
+}
+
+// handleHookConn reads one delivery, from a process of the agent's own
+// user only: the socket's mode already keeps others out, and the peer's
+// credentials say so again even if the mode or the directory were changed.
+func (a *Agent) handleHookConn(c net.Conn) {
+	defer c.Close()
+	if err := checkPeer(c); err != nil {
+		a.warn("hook delivery refused", "err", err)
+		return
+	}
+	_ = c.SetReadDeadline(time.Now().Add(hookReadTimeout))
+	h, payload, err := hook.Read(c, hook.MaxPayload)
+	if err != nil {
+		a.warn("bad hook delivery", "err", err)
+		return
+	}
+	a.onDelivery(h, payload)
+}
+
+// checkPeer refuses a connection from another user's process.
+func checkPeer(c net.Conn) error {
+	uid, err := peerUID(c)
+	if err != nil {
+		return fmt.Errorf("peer credentials: %w", err)
+	}
+	if uid != os.Getuid() {
+		return fmt.Errorf("from a process of uid %d, not this agent's %d", uid, os.Getuid())
+	}
+	return nil
+}
