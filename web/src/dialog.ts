@@ -64,10 +64,22 @@ export function questionsOf(w: Waiting): Question[] {
   }));
 }
 
-/** The index of the question on the screen now; -1 on the "Submit answers" step. */
+/** The "Submit answers" step, and a question the screen does not say (Claude marks the current tab with a colour only). */
+export const CURRENT_SUBMIT = -1;
+export const CURRENT_UNKNOWN = -2;
+
+/** The index of the question on the screen now, CURRENT_SUBMIT or CURRENT_UNKNOWN. */
 export function currentIndex(w: Waiting): number {
+  const qs = questionsOf(w);
   const c = w.current ?? 0;
-  return Number.isInteger(c) ? c : 0;
+  if (c === CURRENT_SUBMIT) return c;
+  if (Number.isInteger(c) && c >= 0 && c < qs.length) return c;
+  // Not said: the question whose words the screen shows, or the only one.
+  const norm = (t: string) => t.replace(/\s+/g, ' ').trim().toLowerCase();
+  const q = norm(w.question ?? '');
+  const i = q ? qs.findIndex((x) => norm(x.question) === q) : -1;
+  if (i >= 0) return i;
+  return qs.length === 1 ? 0 : CURRENT_UNKNOWN;
 }
 
 export function currentQuestion(w: Waiting): Question | undefined {

@@ -35,6 +35,21 @@ export interface Question {
   options: QuestionOption[];
 }
 
+/** A field of an MCP elicitation form, as drawn. */
+export interface DialogField {
+  name: string;
+  /** text (strings and numbers), boolean, choice. */
+  kind: string;
+  /** As shown: '' when not set; 'true'/'false'; a choice's label. */
+  value?: string;
+  /** Required and not valid yet. */
+  missing?: boolean;
+  valid?: boolean;
+  description?: string;
+  /** A choice field's labels, when the screen shows them. */
+  choices?: string[] | null;
+}
+
 /** Dialog kinds (api.Dialog*). */
 export type DialogKind =
   | 'permission'
@@ -65,6 +80,8 @@ export interface Waiting {
   /** The question on the screen now; -1: the final "Submit answers" step. Omitted: 0. */
   current?: number;
   plan?: string;
+  /** An elicitation form's fields. */
+  fields?: DialogField[] | null;
   /** What the dialog asks, in a few words. */
   summary?: string;
 }
@@ -75,6 +92,8 @@ export interface AnswerRequest {
   options?: number[];
   choice?: 'yes' | 'no' | 'always';
   text?: string;
+  /** An elicitation form's values by field name (with Accept). */
+  fields?: Record<string, string>;
 }
 
 /** A subagent (the Agent tool) that a session runs now. */

@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, errorText } from '../api';
 import {
+  CURRENT_SUBMIT,
+  CURRENT_UNKNOWN,
   currentIndex,
   dialogSummary,
   feedbackLabel,
@@ -364,6 +366,10 @@ function Answers(props: {
     />
   );
 
+  if (w.kind === 'elicitation' && (w.fields ?? []).length > 0) {
+    return <ElicitationForm key={dialog} w={w} disabled={disabled} busy={busy} send={send} guard={guard} />;
+  }
+
   if (w.kind === 'permission') {
     // Every option answers as it is; the No that takes text ("No, and tell
     // Claude what to do differently") also takes it: from the prompt box
@@ -382,6 +388,90 @@ function Answers(props: {
       {options.map((o, i) => (o.text ? textField(o) : button(o, i === 0)))}
     </div>
   );
+}
+
+/**
+ * An MCP server's form: its fields as drawn, then its buttons. Accept
+ * (the first) sends the fields; the others answer as they are.
+ */
+function ElicitationForm(props: {
+  w: Waiting;
+  disabled: boolean;
+  busy: string | null;
+  send: Send;
+  guard: (e: MouseEvent) => boolean;
+}) {
+  const { w, disabled, send, guard } = props;
+  const fields = w.fields ?? [];
+  const [values, setValues] = useState<Record<string, string>>(() =>
+    Object.fromEntries(fields.map((f) => [f.name, f.value ?? ''])),
+  );
+  const set = (name: string, v: string) => setValues((x) => ({ ...x, [name]: v }));
+  const options = w.options ?? [];
+  const accept = options.find((o) => /^accept/i.test(o.label)) ?? options[0];
+  return (
+    <form
+      class="needs-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (accept) send({ option: accept.number, fields: filled(values) }, accept.label);
+      }}
+    >
+      {fields.map((f) => {
+        const id = `field-${w.dialog_id ?? ''}-${f.name}`;
+        const v = values[f.name] ?? '';
+        return (
+          <div class="form-field" key={f.name} data-field={f.name}>
+            <label for={id} class="opt-label">
+              {f.name}
+              {f.missing ? ' *' : ''}
+            </label>
+            {f.kind === 'boolean' ? (
+              <input id={id} type="checkbox" checked={v === 'true'} disabled={disabled} data-answer onChange={(e) => set(f.name, (e.target as HTMLInputElement).checked ? 'true' : 'false')} />
+            ) : f.kind === 'choice' && f.choices && f.choices.length > 0 ? (
+              <select id={id} class="input" value={v} disabled={disabled} data-answer onChange={(e) => set(f.name, (e.target as HTMLSelectElement).value)}>
+                <option value="">(not set)</option>
+                {f.choices.map((c) => (
+                  <option key={c} value={c}>
+                    {c}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <input id={id} class="input" type="text" value={v} maxLength={4000} disabled={disabled} data-answer onInput={(e) => set(f.name, (e.target as HTMLInputElement).value)} />
+            )}
+            {f.description && <span class="opt-desc">{f.description}</span>}
+          </div>
+        );
+      })}
+      <div class="needs-options">
+        {options.map((o) =>
+          o === accept ? (
+            <button key={o.number} type="submit" class="btn btn-primary opt-btn" data-option={o.number} disabled={disabled} aria-label={o.label}>
+              {o.label}
+            </button>
+          ) : (
+            <button
+              key={o.number}
+              type="button"
+              class="btn opt-btn"
+              data-option={o.number}
+              aria-label={o.label}
+              disabled={disabled}
+              onClick={(e) => !guard(e) && send({ option: o.number }, o.label)}
+            >
+              {o.label}
+            </button>
+          ),
+        )}
+      </div>
+    </form>
+  );
+}
+
+/** The fields the person set: an empty one stays as the form has it. */
+function filled(values: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== ''));
 }
 
 function drawnChecked(options: Option[]): Set<number> {
@@ -536,22 +626,26 @@ function QuestionsBody(props: { w: Waiting; compact: boolean }) {
           {qs.map((q, i) => (
             <li
               key={i}
-              class={`q-step${i === cur ? ' current' : ''}${cur === -1 || i < cur ? ' done' : ''}`}
+              class={`q-step${i === cur ? ' current' : ''}${cur === CURRENT_SUBMIT || (cur >= 0 && i < cur) ? ' done' : ''}`}
               aria-current={i === cur ? 'step' : undefined}
               title={q.question}
             >
               {q.header || `Question ${i + 1}`}
             </li>
           ))}
-          <li class={`q-step${cur === -1 ? ' current' : ''}`} aria-current={cur === -1 ? 'step' : undefined}>
+          <li class={`q-step${cur === CURRENT_SUBMIT ? ' current' : ''}`} aria-current={cur === CURRENT_SUBMIT ? 'step' : undefined}>
             Submit
           </li>
         </ol>
       )}
-      {cur === -1 ? (
+      {cur === CURRENT_SUBMIT ? (
         <div class="question current" data-testid="question-submit">
           <div class="q-text">Review your answers, then submit them.</div>
           {w.body && <div class="needs-body pre-wrap">{w.body}</div>}
+        </div>
+      ) : cur === CURRENT_UNKNOWN ? (
+        <div class="question current">
+          <div class="q-text">{w.question || 'The question on the screen'}</div>
         </div>
       ) : (
         // The question on the screen now, right above its options; the

@@ -407,7 +407,8 @@ export function PromptBox(props: { s: Session }) {
   const send = () => {
     if (sending || blocked) return;
     if (answering) {
-      const t = feedback.trim();
+      // An answer's text is one line.
+      const t = feedback.replace(/\s*[\r\n]+\s*/g, ' ').trim();
       if (t) sendFeedback(t);
       return;
     }
@@ -513,9 +514,10 @@ export function PromptBox(props: { s: Session }) {
             else setText(v);
           }}
           onKeyDown={(e) => {
-            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+            if (e.key === 'Enter' && !e.isComposing && e.keyCode !== 229 && (!e.shiftKey || answering)) {
+              // (An answer is one line: Shift+Enter adds no line there.)
               e.preventDefault();
-              if (answering && Date.now() - modeAt.current < MODE_GUARD_MS) return;
+              if (e.shiftKey || (answering && Date.now() - modeAt.current < MODE_GUARD_MS)) return;
               send();
             }
           }}
