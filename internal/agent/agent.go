@@ -23,6 +23,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
@@ -105,6 +106,9 @@ type Agent struct {
 	warns      *rate.Limiter
 	suppressed atomic.Int64
 
+	// mux is the table of the operations the agent answers (backend.go).
+	mux *backend.Mux
+
 	wg     sync.WaitGroup
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -160,7 +164,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	ts := tmux.New(datadir.Socket(cfg.DataDir, datadir.TmuxSocket), filepath.Join(cfg.DataDir, datadir.TmuxConfig),
 		tmux.WithBinary(cfg.TmuxBin), tmux.WithEnv(sessionEnv(cfg.Env, "")...))
-	return &Agent{
+	a := &Agent{
 		cfg:       cfg,
 		log:       cfg.Logger,
 		tmux:      ts,
@@ -176,7 +180,9 @@ func New(cfg Config) (*Agent, error) {
 		deletes:   map[string]bool{},
 		reserved:  map[string]bool{},
 		warns:     rate.NewLimiter(rate.Every(time.Second), 10),
-	}, nil
+	}
+	a.mux = a.newMux()
+	return a, nil
 }
 
 // warn logs a warning about untrusted input, at most about one a second

@@ -98,6 +98,7 @@ func (s *session) toAPI() api.Session {
 		LastPrompt:      s.st.LastPrompt,
 		Usage:           s.usage,
 		Todos:           s.st.Todos,
+		Background:      s.st.Background,
 		ClaudePID:       s.claudePID,
 		TranscriptPath:  s.st.TranscriptPath,
 		Args:            s.args,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/agent"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/bound"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/httpapi"
@@ -116,7 +117,7 @@ func (d *daemon) startAgent(ctx context.Context, roots []string) (*agent.Agent, 
 
 // serveUnix serves the API on the data directory's unix socket. Whoever can
 // open it (mode 0600) owns the machine: requests are the local user's.
-func (d *daemon) serveUnix(b httpapi.Backend) error {
+func (d *daemon) serveUnix(b backend.Backend) error {
 	if err := datadir.EnsureSocketDir(d.apiSock); err != nil {
 		return err
 	}
@@ -182,7 +183,7 @@ func addWebFlags(fl interface {
 }
 
 // serveWeb starts the dashboard. It returns the address it listens on.
-func (d *daemon) serveWeb(f webFlags, b web.Backend, accounts web.Accounts, n *notify.Notifier, link http.Handler) (string, string, error) {
+func (d *daemon) serveWeb(f webFlags, b backend.Backend, accounts web.Accounts, n *notify.Notifier, link http.Handler) (string, string, error) {
 	useTLS := f.tlsCert != "" || f.tlsKey != ""
 	if useTLS && (f.tlsCert == "" || f.tlsKey == "") {
 		return "", "", errors.New("--tls-cert and --tls-key go together")

@@ -11,6 +11,7 @@ import (
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/agentlink"
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/hub"
 	"github.com/corral-dev/corral/internal/identity"
@@ -105,7 +106,7 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 			loginURL(base, link), lifeText(hub.LoginLinkLife))
 	}
 	// The API socket last: everything it serves is up.
-	if err := d.serveUnix(serveBackend{hb, ag}); err != nil {
+	if err := d.serveUnix(serveBackend(hb, ag)); err != nil {
 		return err
 	}
 	d.log.Info("corral is serving", "data_dir", d.dir, "socket", d.apiSock, "pid", os.Getpid())
@@ -114,15 +115,12 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 
 // serveBackend is the hub, whose version info on this machine is its own
 // agent's: data directory, tmux, and the problems of both.
-type serveBackend struct {
-	*hub.Hub
-	ag *agent.Agent
-}
-
-func (b serveBackend) Version(ctx context.Context) api.VersionInfo {
-	v := b.ag.Version(ctx)
-	v.Problems = append(v.Problems, b.Hub.Version(ctx).Problems...)
-	return v
+func serveBackend(hb *hub.Hub, ag *agent.Agent) backend.Backend {
+	return backend.Override(hb, api.OpVersion, func(ctx context.Context, _ api.Empty) (api.VersionInfo, error) {
+		v := ag.Version(ctx)
+		v.Problems = append(v.Problems, hb.Version(ctx).Problems...)
+		return v, nil
+	})
 }
 
 // joinLocal connects the machine's own agent to the hub through an

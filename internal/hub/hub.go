@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/link"
@@ -75,6 +76,8 @@ type Hub struct {
 	synced map[string][]chan struct{}
 
 	saves saveQueue
+	// mux is the table of the operations the hub answers (backend.go).
+	mux *backend.Mux
 }
 
 // device is one device's state.
@@ -120,6 +123,7 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 		return nil, err
 	}
 	h.id = id
+	h.mux = h.newMux()
 	if err := h.load(ctx); err != nil {
 		return nil, err
 	}

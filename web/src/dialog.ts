@@ -99,7 +99,7 @@ export function optionDescription(w: Waiting, o: Option): string {
   if (o.description) return o.description;
   const q = w.kind === 'question' ? currentQuestion(w) : undefined;
   const norm = (l: string) => l.trim().replace(/\.$/, '').toLowerCase();
-  const m = q?.options.find((x) => norm(x.label) === norm(o.label));
+  const m = q?.options?.find((x) => norm(x.label) === norm(o.label));
   return m?.description ?? '';
 }
 

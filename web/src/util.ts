@@ -1,4 +1,4 @@
-import type { Session } from './types';
+import type { Session, Status } from './types';
 
 /** Rank for roll-ups: needs-input > error > review > busy > unknown > starting > idle > exited. */
 export function urgency(s: Pick<Session, 'status' | 'error'>): number {
@@ -22,7 +22,7 @@ export function urgency(s: Pick<Session, 'status' | 'error'>): number {
 }
 
 /** The roll-up of a group: the most urgent session's status, with error as its own word. */
-export function rollup(list: Session[]): { status: string; error: boolean } {
+export function rollup(list: Session[]): { status: Status; error: boolean } {
   let best: Session | undefined;
   for (const s of list) if (!best || urgency(s) > urgency(best)) best = s;
   if (!best) return { status: 'idle', error: false };
@@ -30,7 +30,7 @@ export function rollup(list: Session[]): { status: string; error: boolean } {
   return { status: u === 7 ? 'review' : best.status, error: u === 7 };
 }
 
-export const STATUS_LABEL: Record<string, string> = {
+export const STATUS_LABEL: Record<Status, string> = {
   starting: 'Starting',
   idle: 'Idle',
   busy: 'Busy',

@@ -666,9 +666,9 @@ function QuestionBlock(props: { q: Question; showOptions: boolean; showText: boo
       </div>
       {/* One question: the card's title already asks it. */}
       {props.showText && <div class="q-text">{q.question}</div>}
-      {props.showOptions && q.options.length > 0 && (
+      {props.showOptions && (q.options ?? []).length > 0 && (
         <ol class="q-options">
-          {q.options.map((o, j) => (
+          {(q.options ?? []).map((o, j) => (
             <li key={j}>
               <span class="q-label">{o.label}</span>
               {o.description && <span class="q-desc"> — {o.description}</span>}

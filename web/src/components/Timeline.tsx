@@ -220,7 +220,6 @@ class Item extends Component<{ item: TimelineItem }> {
           </div>
         );
       case 'compaction':
-      case 'compact':
         return (
           <div class="tl-item tl-divider tl-compact" data-kind="compaction" role="note">
             <span>Conversation compacted{it.text ? ` (${it.text})` : ''}</span>
