@@ -259,7 +259,30 @@ func TestBrowserDialogs(t *testing.T) {
 		}
 		within(t, ctx, 10*time.Second, "type into the prompt box", chromedp.Click(css(`[data-testid="prompt-box"]`)), typeText("1"))
 		stillWaiting(t, h, id, w.DialogID, before, made, "typing into the prompt box")
-		get(t, ctx, 10*time.Second, "clear it", chromedp.Evaluate[bool](`(() => { const ta = document.querySelector('[data-testid="prompt-box"]'); ta.value = ''; ta.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`))
+		// Sent, it is the dialog's answer: No, with the text for Claude.
+		seq := h.api.LastSeq()
+		within(t, ctx, 10*time.Second, "tell Claude", typeText(" do not touch that file"), chromedp.KeyEvent("\r"))
+		h.api.AwaitAfter(t, seq, 30*time.Second, func(r fakeapi.Request) bool {
+			for _, tr := range r.ToolResults {
+				if tr.IsError && strings.Contains(tr.Content, "1 do not touch that file") {
+					return true
+				}
+			}
+			return false
+		})
+		h.rec.waitFor(30*time.Second, "the turn after the feedback", func(s api.Session) bool {
+			return s.ID == id && (s.Status == api.StatusReview || s.Status == api.StatusIdle)
+		})
+		if _, err := os.Stat(made); err == nil {
+			t.Fatal("the tool ran after No with feedback")
+		}
+		if got := readPromptBox(t, ctx); got.Mode != "prompt" || got.Value != "" {
+			t.Errorf("after the feedback answer the prompt box is %+v", got)
+		}
+		// Again, to answer with a button.
+		h.send(id, "RUNTOOL again")
+		w = h.waitDialog(id, api.DialogPermission, 30*time.Second).WaitingFor
+		waitCard(t, ctx, w.DialogID, 20*time.Second)
 	}
 
 	// Yes, from its button: the tool runs, the turn ends in review.
@@ -456,12 +479,13 @@ func TestBrowserQuestion(t *testing.T) {
 	// then comes back.
 	reviewed := func() {
 		t.Helper()
-		within(t, ctx, 10*time.Second, "look elsewhere",
-			chromedp.Click(css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, other))))
+		open := func(id string) chromedp.Action[bool] {
+			return chromedp.Evaluate[bool](fmt.Sprintf(`(window.__corral.open(%q, "timeline"), true)`, id))
+		}
+		get(t, ctx, 10*time.Second, "look elsewhere", open(other))
 		h.waitStatus(id, api.StatusReview, 30*time.Second)
-		within(t, ctx, 10*time.Second, "come back",
-			chromedp.Click(css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, id))),
-			chromedp.WaitVisible(css(`[data-testid="prompt-box"]`)))
+		get(t, ctx, 10*time.Second, "come back", open(id))
+		within(t, ctx, 10*time.Second, "the session", chromedp.WaitVisible(css(`[data-testid="prompt-box"]`)))
 		h.waitStatus(id, api.StatusIdle, 10*time.Second)
 	}
 
@@ -477,6 +501,59 @@ func TestBrowserQuestion(t *testing.T) {
 
 	// A multi-select: toggles, then Submit.
 	w, c, seq = ask("ASKMANY")
-	_ = w
+	if !w.MultiSelect {
+		t.Errorf("a multi-select question is not multi_select: %+v", w)
+	}
+	for _, label := range []string{"Auth", "Export"} {
+		sel := fmt.Sprintf(`[data-testid="needs-input-card"] label[data-option="%d"]`, optionNumber(t, w, label))
+		within(t, ctx, 10*time.Second, "toggle "+label, chromedp.Click(css(sel)))
+	}
 	saveShot(t, ctx, "dialog-multi-desktop")
+	within(t, ctx, 10*time.Second, "submit", chromedp.Click(css(`[data-testid="multi-submit"]`)))
+	// Claude then shows its "Submit answers" step: another dialog.
+	s := h.rec.waitFor(20*time.Second, "the Submit answers step", func(s api.Session) bool {
+		return s.ID == id && s.WaitingFor != nil && s.WaitingFor.DialogID != w.DialogID && s.WaitingFor.DialogID != ""
+	})
+	c = waitCard(t, ctx, s.WaitingFor.DialogID, 20*time.Second)
+	t.Logf("the submit step: %+v\ncard %+v", s.WaitingFor, c)
+	if s.WaitingFor.Current != -1 || !strings.Contains(c.Text, "Review your answers") {
+		t.Errorf("the Submit answers step is not shown as such: current %d, card %q", s.WaitingFor.Current, c.Text)
+	}
+	saveShot(t, ctx, "dialog-submit-step-desktop")
+	clickOption(t, ctx, optionNumber(t, s.WaitingFor, "Submit answers"))
+	h.api.AwaitAfter(t, seq, 30*time.Second, func(r fakeapi.Request) bool {
+		for _, tr := range r.ToolResults {
+			if strings.Contains(tr.Content, "Auth") && strings.Contains(tr.Content, "Export") && !strings.Contains(tr.Content, "Search") {
+				return true
+			}
+		}
+		return false
+	})
+	reviewed()
+
+	// Free text, on a phone: the "Type something" option is a field.
+	within(t, ctx, 30*time.Second, "phone layout", phone(), chromedp.Reload(), chromedp.WaitVisible(css(`[data-testid="prompt-box"]`)))
+	w, c, seq = ask("ASKTEXT")
+	if c.Overflow || c.Right > phoneW+1 {
+		t.Errorf("the question card does not fit a %d px phone: %+v", phoneW, c)
+	}
+	saveShot(t, ctx, "dialog-question-phone")
+	var typed *api.Option
+	for i, o := range w.Options {
+		if o.Text {
+			typed = &w.Options[i]
+		}
+	}
+	if typed == nil {
+		t.Fatalf("no text option in %+v", w.Options)
+	}
+	const name = "a name of my own"
+	sel := fmt.Sprintf(`[data-testid="needs-input-card"] form[data-option="%d"]`, typed.Number)
+	within(t, ctx, 10*time.Second, "type an answer",
+		chromedp.Click(css(sel+` [data-testid="option-text"]`)),
+		typeText(name),
+		chromedp.Click(css(sel+` button[type="submit"]`)),
+	)
+	toolResult(t, h, seq, name)
+	reviewed()
 }
