@@ -5,7 +5,6 @@ import {
   CURRENT_UNKNOWN,
   currentIndex,
   dialogSummary,
-  feedbackLabel,
   feedbackOption,
   isMultiSelect,
   optionDescription,
@@ -552,7 +551,7 @@ function PromptBoxPointer(props: { o: Option }) {
       >
         tell Claude what to do instead
       </button>{' '}
-      in the box below: {props.o.number}. {feedbackLabel(props.o)}.
+      in the box below (it answers {props.o.number}. {props.o.label}).
     </p>
   );
 }
