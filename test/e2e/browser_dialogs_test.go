@@ -556,4 +556,14 @@ func TestBrowserQuestion(t *testing.T) {
 	)
 	toolResult(t, h, seq, name)
 	reviewed()
+
+	// Esc cancels the question: nothing goes to the model, the session is idle.
+	w, _, seq = ask("ASKONE")
+	within(t, ctx, 10*time.Second, "Esc", chromedp.Click(css(`[data-testid="dialog-esc"]`)))
+	h.rec.waitFor(20*time.Second, "idle after Esc", func(s api.Session) bool {
+		return s.ID == id && s.Status == api.StatusIdle
+	})
+	if n := h.api.LastSeq(); n != seq {
+		t.Errorf("Esc sent %d requests to the model", n-seq)
+	}
 }

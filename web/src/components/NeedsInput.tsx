@@ -92,8 +92,14 @@ export function NeedsInputCard(props: {
   /** A click made by a key right after the card took the focus is ignored. */
   const guard = (e: MouseEvent) => e.detail === 0 && Date.now() - focusedAt.current < FOCUS_GUARD_MS;
 
+  // Esc names the dialog too once it is read (the agent presses Escape only
+  // where the dialog offers it); before, it is the raw key.
   const escape = () => {
     if (busy || off) return;
+    if (dialog) {
+      send({ cancel: true }, 'Esc');
+      return;
+    }
     setBusy('Esc');
     api
       .keys(s.id, ['Escape'])
@@ -147,12 +153,12 @@ export function NeedsInputCard(props: {
         <button
           type="button"
           class="btn btn-ghost opt-btn"
-          aria-label="Esc (cancel)"
-          title="Press Esc in the session: Claude cancels the dialog"
+          title={kind === 'trust' ? 'Press Esc: Claude exits without trusting the folder' : 'Press Esc: Claude cancels the dialog'}
           disabled={busy !== null || off}
+          data-testid="dialog-esc"
           onClick={escape}
         >
-          Esc (cancel)
+          {busy === 'Esc' ? 'Esc …' : kind === 'trust' ? 'Esc (exit Claude)' : 'Esc (cancel)'}
         </button>
       </div>
     </section>
