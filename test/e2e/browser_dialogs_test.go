@@ -428,6 +428,15 @@ func askRules() []fakeapi.Rule {
 		return fakeapi.ToolUse("AskUserQuestion", map[string]any{"questions": qs})
 	}
 	return []fakeapi.Rule{
+		// A turn with a task list and a subagent that takes its time.
+		{Contains: "SUBSLOW", Reply: fakeapi.Slow(4*time.Second, fakeapi.Text("Background done."))},
+		fakeapi.Steps("WORKLIST",
+			fakeapi.TodoWrite(
+				fakeapi.Todo{Content: "Write code", Status: "completed", ActiveForm: "Writing code"},
+				fakeapi.Todo{Content: "Test it", Status: "in_progress", ActiveForm: "Testing it"},
+				fakeapi.Todo{Content: "Ship", Status: "pending", ActiveForm: "Shipping"}),
+			fakeapi.Agent("Slow work", "SUBSLOW please", "", false),
+			fakeapi.Text("All done.")),
 		{Contains: "ASKONE", Reply: ask(q("Database", "Which database should the service use?", false, "PostgreSQL", "SQLite"))},
 		{Contains: "ASKMANY", Reply: ask(q("Features", "Which features do you want?", true, "Auth", "Search", "Export"))},
 		{Contains: "ASKTEXT", Reply: ask(q("Name", "What should the project be called?", false, "corral", "herd"))},
@@ -488,6 +497,26 @@ func TestBrowserQuestion(t *testing.T) {
 		within(t, ctx, 10*time.Second, "the session", chromedp.WaitVisible(css(`[data-testid="prompt-box"]`)))
 		h.waitStatus(id, api.StatusIdle, 10*time.Second)
 	}
+
+	// A turn's task list and its running subagent show on the row and in
+	// the header.
+	h.send(id, "WORKLIST")
+	row := fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, id)
+	within(t, ctx, 30*time.Second, "the subagent and the task list",
+		chromedp.WaitVisible(css(row+` [data-testid="row-subagents"]`)),
+		chromedp.WaitVisible(css(`.session-head [data-testid="subagents"]`)),
+		chromedp.WaitVisible(css(row+` [data-testid="row-todos"]`)),
+	)
+	if got := get(t, ctx, 5*time.Second, "todos", chromedp.Text(css(row+` [data-testid="row-todos"]`))); got != "1/3" {
+		t.Errorf("the row's todos say %q, want 1/3", got)
+	}
+	if got := get(t, ctx, 5*time.Second, "subagents", chromedp.Text(css(`.session-head [data-testid="subagents"]`))); got != "1 subagent" {
+		t.Errorf("the header says %q, want 1 subagent", got)
+	}
+	h.rec.waitFor(30*time.Second, "the turn's end", func(s api.Session) bool {
+		return s.ID == id && (s.Status == api.StatusReview || s.Status == api.StatusIdle)
+	})
+	within(t, ctx, 10*time.Second, "the subagent gone", chromedp.WaitNotPresent(css(row+` [data-testid="row-subagents"]`)))
 
 	// A single choice: its button, with the option's description.
 	w, c, seq := ask("ASKONE")
