@@ -31,6 +31,7 @@ var corralBin, fakeMCPBin string
 
 func TestMain(m *testing.M) {
 	code := func() int {
+		defer pg.Stop() // if a test started it
 		dir, err := os.MkdirTemp("", "corral-e2e-bin-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -71,10 +71,18 @@ var hubURLRe = regexp.MustCompile(`corral hub: (http://\S+)`)
 // of `corral hub` if given.
 func newHubProc(t *testing.T, listen string, args ...string) *hubProc {
 	t.Helper()
+	return newHubProcEnv(t, listen, nil, args...)
+}
+
+// newHubProcEnv is newHubProc with more environment for the hub and its
+// management commands (CORRAL_DB).
+func newHubProcEnv(t *testing.T, listen string, env []string, args ...string) *hubProc {
+	t.Helper()
 	home := testio.TempDir(t, "corral-hubhome-")
 	hp := &hubProc{t: t, dataDir: testio.TempDir(t, "corral-hub-"), addr: listen, out: &testio.SyncBuffer{}, args: args}
 	hp.env = append(cleanEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "GORACE=atexit_sleep_ms=0")
+	hp.env = append(hp.env, env...)
 	t.Cleanup(func() {
 		hp.stop(syscall.SIGTERM)
 		if t.Failed() {
