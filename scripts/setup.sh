@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what corral needs on this machine, if it is missing: tmux, Node.js
 # with npm (for the web UI build and Claude Code), Claude Code itself, and,
-# with --test, what the tests need (Chromium for the browser tests).
+# with --test, what the tests need (Chromium for the browser tests,
+# PostgreSQL for the store's and the hub's).
 # Debian/Ubuntu get packages through apt (as root or with sudo); elsewhere it
 # says what to install.
 set -euo pipefail
@@ -45,6 +46,12 @@ if [ $want_test -eq 1 ]; then
   # unpacks the .deb with dpkg.
   have systemd-analyze || missing+=(systemd)
   have dpkg || missing+=(dpkg)
+  # internal/store/postgres and the hub's E2E test run a throwaway
+  # PostgreSQL cluster (internal/testkit/pgtest); Debian keeps its
+  # binaries in /usr/lib/postgresql/N/bin.
+  if ! have initdb && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+    missing+=(postgresql)
+  fi
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   apt_install ca-certificates "${missing[@]}"
