@@ -337,29 +337,37 @@ func (s *Store) SaveDeviceSessions(ctx context.Context, changes []store.DeviceSe
 	var refused []store.DeviceSession
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		refused = nil
+		// One round trip for the whole batch (pgx pipelines a Batch):
+		// the deletions first, then the claims, in order.
+		var b pgx.Batch
 		for _, c := range changes {
 			if c.Replace {
-				if _, err := tx.Exec(ctx, `DELETE FROM device_sessions WHERE device_id = $1`, c.DeviceID); err != nil {
-					return err
-				}
+				b.Queue(`DELETE FROM device_sessions WHERE device_id = $1`, c.DeviceID)
 			}
 			if len(c.Delete) > 0 {
-				if _, err := tx.Exec(ctx, `DELETE FROM device_sessions WHERE device_id = $1 AND session_id = ANY($2)`, c.DeviceID, c.Delete); err != nil {
-					return err
-				}
+				b.Queue(`DELETE FROM device_sessions WHERE device_id = $1 AND session_id = ANY($2)`, c.DeviceID, c.Delete)
 			}
 		}
+		deletes := b.Len()
 		for _, p := range puts {
 			// jsonb takes the text; the hub's own encoding is JSON.
-			tag, err := tx.Exec(ctx, claimSQL, p.SessionID, p.DeviceID, string(p.Data))
+			b.Queue(claimSQL, p.SessionID, p.DeviceID, string(p.Data))
+		}
+		res := tx.SendBatch(ctx, &b)
+		for i := range b.Len() {
+			tag, err := res.Exec()
 			if err != nil {
-				return fmt.Errorf("session %s: %w", p.SessionID, err)
+				res.Close()
+				if i >= deletes {
+					return fmt.Errorf("session %s: %w", puts[i-deletes].SessionID, err)
+				}
+				return err
 			}
-			if tag.RowsAffected() == 0 {
-				refused = append(refused, p)
+			if i >= deletes && tag.RowsAffected() == 0 {
+				refused = append(refused, puts[i-deletes])
 			}
 		}
-		return nil
+		return res.Close()
 	})
 	if err != nil {
 		return nil, err

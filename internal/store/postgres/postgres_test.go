@@ -26,20 +26,27 @@ func TestMain(m *testing.M) {
 // (internal/store/storetest), on a real server.
 func TestConformance(t *testing.T) {
 	pg.Server(t) // skip before the subtests when there is none
-	storetest.Run(t, func(t *testing.T) storetest.DB {
-		url := pg.Database(t)
-		return storetest.DB{
-			Open: func(ctx context.Context) (store.Store, error) { return postgres.Open(ctx, url) },
-			SetSchema: func(ctx context.Context, v int) error {
-				c, err := pgx.Connect(ctx, url)
-				if err != nil {
-					return err
-				}
-				defer c.Close(ctx)
-				_, err = c.Exec(ctx, `UPDATE corral_schema SET version = $1`, v)
+	storetest.Run(t, pgDB)
+}
+
+// BenchmarkStore measures PostgreSQL (over the unix socket) on the hub's
+// hottest paths, as internal/store's does SQLite.
+func BenchmarkStore(b *testing.B) { storetest.Bench(b, pgDB) }
+
+// pgDB makes an empty database on the package's server.
+func pgDB(tb testing.TB) storetest.DB {
+	url := pg.Database(tb)
+	return storetest.DB{
+		Open: func(ctx context.Context) (store.Store, error) { return postgres.Open(ctx, url) },
+		SetSchema: func(ctx context.Context, v int) error {
+			c, err := pgx.Connect(ctx, url)
+			if err != nil {
 				return err
-			},
-			Schema: postgres.Schema(),
-		}
-	})
+			}
+			defer c.Close(ctx)
+			_, err = c.Exec(ctx, `UPDATE corral_schema SET version = $1`, v)
+			return err
+		},
+		Schema: postgres.Schema(),
+	}
 }

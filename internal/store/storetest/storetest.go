@@ -35,7 +35,7 @@ type DB struct {
 }
 
 // Run runs the suite; newDB makes a new empty database for each test.
-func Run(t *testing.T, newDB func(t *testing.T) DB) {
+func Run(t *testing.T, newDB func(testing.TB) DB) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, DB)
