@@ -159,7 +159,7 @@ func (s *SQLite) HasPassword(ctx context.Context, name string) (bool, error) {
 // changeUser runs q (an UPDATE whose last parameter is the user's id) on
 // one user and ends their logins, in one transaction.
 func (s *SQLite) changeUser(ctx context.Context, name, q string, args ...any) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *sql.Conn) error {
 		u, err := userByName(ctx, tx, name)
 		if err != nil {
 			return err
@@ -190,7 +190,7 @@ func (s *SQLite) SetTokenHash(ctx context.Context, name, hash string) error {
 
 // RemoveUser deletes a user and everything kept for them.
 func (s *SQLite) RemoveUser(ctx context.Context, name string, keys ...string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *sql.Conn) error {
 		u, err := userByName(ctx, tx, name)
 		if err != nil {
 			return err
@@ -248,7 +248,7 @@ func (s *SQLite) device(ctx context.Context, where string, args ...any) (Device,
 
 // AddDevice stores a new device with an enrolment token's hash.
 func (s *SQLite) AddDevice(ctx context.Context, d Device, enrollHash string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *sql.Conn) error {
 		if _, err := userByName(ctx, tx, d.Owner); err != nil {
 			return err
 		}
@@ -355,7 +355,7 @@ func (s *SQLite) BindKey(ctx context.Context, id, enrollHash, pub string, now ti
 
 // RemoveDevice deletes a device and its cached sessions.
 func (s *SQLite) RemoveDevice(ctx context.Context, id string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *sql.Conn) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM devices WHERE id = ?`, id)
 		if err != nil {
 			return err
@@ -384,7 +384,7 @@ const claimSQL = `INSERT INTO device_sessions (session_id, device_id, session) V
 // SaveDeviceSessions applies changes in one transaction.
 func (s *SQLite) SaveDeviceSessions(ctx context.Context, changes []DeviceSessionChange) ([]DeviceSession, error) {
 	var refused []DeviceSession
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Conn) error {
 		refused = nil
 		for _, c := range changes {
 			if c.Replace {

@@ -11,7 +11,7 @@ import (
 
 // AddWebSession stores a new browser session.
 func (s *SQLite) AddWebSession(ctx context.Context, ws WebSession, secretHash string, keep int) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *sql.Conn) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM web_sessions WHERE expires_at <= ?`, ws.CreatedAt.UnixNano()); err != nil {
 			return err
 		}
@@ -92,7 +92,7 @@ func (s *SQLite) EndWebSession(ctx context.Context, userID, id string) error {
 // user.
 func (s *SQLite) EndUserLogins(ctx context.Context, userID string) (int64, error) {
 	var n int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Conn) error {
 		var err error
 		n, err = endUserLogins(ctx, tx, userID)
 		return err
@@ -102,7 +102,7 @@ func (s *SQLite) EndUserLogins(ctx context.Context, userID string) (int64, error
 
 // endUserLogins is EndUserLogins inside tx, for an account change that
 // logs the user out in its own transaction.
-func endUserLogins(ctx context.Context, tx *sql.Tx, userID string) (int64, error) {
+func endUserLogins(ctx context.Context, tx *sql.Conn, userID string) (int64, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM web_sessions WHERE user_id = ?`, userID)
 	if err != nil {
 		return 0, err
@@ -115,7 +115,7 @@ func endUserLogins(ctx context.Context, tx *sql.Tx, userID string) (int64, error
 // AddLoginLink stores a one-time login link (by the hash of its secret)
 // for a user until expires, and drops the expired ones.
 func (s *SQLite) AddLoginLink(ctx context.Context, hash, userID string, created, expires time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *sql.Conn) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM login_links WHERE expires_at <= ?`, created.UnixNano()); err != nil {
 			return err
 		}
@@ -131,7 +131,7 @@ func (s *SQLite) AddLoginLink(ctx context.Context, hash, userID string, created,
 func (s *SQLite) SpendLoginLink(ctx context.Context, hash string, now time.Time) (UserRef, error) {
 	var u UserRef
 	valid := false
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Conn) error {
 		var expires int64
 		err := tx.QueryRowContext(ctx, `DELETE FROM login_links WHERE hash = ? RETURNING user_id, expires_at`, hash).Scan(&u.ID, &expires)
 		if errors.Is(err, sql.ErrNoRows) {

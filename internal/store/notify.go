@@ -63,7 +63,7 @@ func (s *SQLite) PushSubscriptions(ctx context.Context, user string) ([]PushSubs
 // AddNotification appends to the log, dropping the oldest beyond the bound.
 func (s *SQLite) AddNotification(ctx context.Context, n Notification) (int64, error) {
 	var id int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Conn) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO notifications (user, time, device, session_id, session_name, reason, message)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, n.User, n.Time.UnixNano(), n.Device, n.SessionID, n.SessionName, n.Reason, n.Message)
 		if err != nil {

@@ -240,17 +240,13 @@ func (s *SQLite) immediate(ctx context.Context, fn func(*sql.Conn) error) error 
 	return err
 }
 
-// tx runs fn in a transaction, committing if it returns nil.
-func (s *SQLite) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+// tx runs fn in a write transaction (immediate), committing if it
+// returns nil. Every write transaction takes the lock at its start: one
+// that read first and wrote later could find another process's write in
+// between, which SQLite answers with SQLITE_BUSY at once, not after the
+// busy timeout.
+func (s *SQLite) tx(ctx context.Context, fn func(*sql.Conn) error) error {
+	return s.immediate(ctx, fn)
 }
 
 // Session is one session's row.
@@ -276,7 +272,7 @@ func (s *SQLite) PutSession(ctx context.Context, r Session) error {
 
 // PutSessions writes several sessions in one transaction.
 func (s *SQLite) PutSessions(ctx context.Context, rs []Session) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *sql.Conn) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO sessions
 			(id, name, dir, kind, args, claude_session_id, status, state, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -362,7 +358,7 @@ func (s *SQLite) Set(ctx context.Context, key string, value []byte) error {
 // transaction, and returns what is stored under every key.
 func (s *SQLite) SetIfAbsent(ctx context.Context, values map[string][]byte) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(values))
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Conn) error {
 		for _, k := range slices.Sorted(maps.Keys(values)) {
 			v := values[k]
 			if v == nil {
