@@ -91,8 +91,13 @@ func Start(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Short: the socket's path must fit in 107 bytes.
-	dir, err := os.MkdirTemp("", "corral-pg-")
+	// Short: the socket's path must fit in 107 bytes. As root, in /tmp:
+	// nobody must reach it, and $TMPDIR may be root's own.
+	base := ""
+	if os.Geteuid() == 0 {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "corral-pg-")
 	if err != nil {
 		return nil, err
 	}
