@@ -22,8 +22,8 @@ import (
 //	never     never answers
 //	anything else: bad_request
 type agent struct {
-	p     **Peer
-	msgs  chan Msg
+	p    **Peer
+	msgs chan Msg
 }
 
 func newAgent() *agent { return &agent{p: new(*Peer), msgs: make(chan Msg, 100)} }
