@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the web UI (web/) into internal/web/dist/, which the Go binary embeds.
 #   1. npm ci, when node_modules is missing or package-lock.json changed since the last install
-#   2. type-check (tsc --noEmit, strict; the page and the service worker)
-#   3. bundle with esbuild (web/build.mjs)
+#   2. the wire types from the Go ones (internal/tsgen writes web/src/api.gen.ts)
+#   3. type-check (tsc --noEmit, strict; the page and the service worker)
+#   4. bundle with esbuild (web/build.mjs)
 # Usage: scripts/build-web.sh [--dev]   (--dev: unminified, with source maps)
 set -euo pipefail
 
@@ -18,6 +19,13 @@ if [[ ! -d node_modules || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; the
 	echo "build-web: npm ci"
 	npm ci --no-audit --no-fund --loglevel=error
 	echo "$want" >"$stamp"
+fi
+
+echo "build-web: wire types"
+if command -v go >/dev/null; then
+	(cd "$root" && go run ./internal/tsgen -api internal/api -o web/src/api.gen.ts)
+else
+	echo "build-web: go is not installed; using the committed src/api.gen.ts" >&2
 fi
 
 echo "build-web: type-check"

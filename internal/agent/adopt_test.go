@@ -79,7 +79,7 @@ func TestAdoptSessionsTheDatabaseLost(t *testing.T) {
 		t.Errorf("panes %v, before %v: adopted sessions must keep their panes", after, before)
 	}
 	// They are corral's again: input works, and the database has them.
-	if err := r.a.SendText(ctx, sh.ID, api.InputRequest{Text: "echo adopted-$((6*7))", Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: sh.ID}, Text: "echo adopted-$((6*7))", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	r.waitScreen(sh.ID, "adopted-42")

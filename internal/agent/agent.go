@@ -23,6 +23,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
@@ -106,6 +107,9 @@ type Agent struct {
 	warns      *rate.Limiter
 	suppressed atomic.Int64
 
+	// mux is the table of the operations the agent answers (backend.go).
+	mux *backend.Mux
+
 	// g owns every goroutine the agent starts: its loops, the hook
 	// connections, the exit watches, the timers of rechecks and wakes.
 	g      lifetime.Group
@@ -164,7 +168,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	ts := tmux.New(datadir.Socket(cfg.DataDir, datadir.TmuxSocket), filepath.Join(cfg.DataDir, datadir.TmuxConfig),
 		tmux.WithBinary(cfg.TmuxBin), tmux.WithEnv(sessionEnv(cfg.Env, "")...))
-	return &Agent{
+	a := &Agent{
 		cfg:       cfg,
 		log:       cfg.Logger,
 		tmux:      ts,
@@ -181,7 +185,9 @@ func New(cfg Config) (*Agent, error) {
 		reserved:  map[string]bool{},
 		warns:     rate.NewLimiter(rate.Every(time.Second), 10),
 		ready:     make(chan struct{}),
-	}, nil
+	}
+	a.mux = a.newMux()
+	return a, nil
 }
 
 // warn logs a warning about untrusted input, at most about one a second
@@ -414,9 +420,8 @@ func now() time.Time { return time.Now() }
 // apply folds one event into a session's state and publishes the result.
 // The caller holds a.mu.
 func (a *Agent) applyLocked(s *session, ev status.Event) {
-	prev := s.st.Status
-	ns, out := status.Apply(s.st, ev, now())
-	s.st = ns
+	prev, out := s.track(ev)
+	ns := s.st
 	// A held signal, or a dialog a hook announced, is settled by the screen.
 	if out.Recheck || out.Changed && ns.Status == api.StatusNeedsInput && ns.OnScreen == "" {
 		a.recheck(s)

@@ -73,7 +73,7 @@ func TestClaudeSession(t *testing.T) {
 		t.Error("coming up notified")
 	}
 
-	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "say hello", Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "say hello", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	w.waitFor(30*time.Second, "busy", func(ev api.Event) bool {
@@ -89,13 +89,13 @@ func TestClaudeSession(t *testing.T) {
 	if tp == "" || filepath.Dir(filepath.Dir(tp)) != filepath.Join(ce.Home, ".claude", "projects") {
 		t.Errorf("transcript path %q not under the isolated home", tp)
 	}
-	if err := r.a.Viewed(ctx, s.ID); err != nil {
+	if err := r.a.Viewed(ctx, api.SessionRef{ID: s.ID}); err != nil {
 		t.Fatal(err)
 	}
 	w.status(s.ID, api.StatusIdle)
 
 	// Leaving claude drops the pane to a shell: the session stays, exited.
-	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "/exit", Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "/exit", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	ex := w.waitFor(30*time.Second, "exited", func(ev api.Event) bool {

@@ -119,7 +119,7 @@ func TestCreateShell(t *testing.T) {
 	if ok, err := r.a.Tmux().HasSession(ctxT(t), s.ID); err != nil || !ok {
 		t.Errorf("tmux has no session %s: %v", s.ID, err)
 	}
-	if got, err := r.a.Session(ctxT(t), s.ID); err != nil || got.ID != s.ID {
+	if got, err := r.a.Session(ctxT(t), api.SessionRef{ID: s.ID}); err != nil || got.ID != s.ID {
 		t.Errorf("Session(%s) = %+v, %v", s.ID, got, err)
 	}
 	recs, err := r.st.Sessions(ctxT(t))
@@ -179,7 +179,7 @@ func TestCreateUniqueNames(t *testing.T) {
 	if s := r.shell("proj-2"); s.Name != "proj-2-2" {
 		t.Errorf("explicit taken name: got %q, want proj-2-2", s.Name)
 	}
-	if err := r.a.Kill(ctxT(t), first.ID); err != nil {
+	if err := r.a.Kill(ctxT(t), api.SessionRef{ID: first.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if s := r.shell(""); s.Name != "proj" {
@@ -224,14 +224,14 @@ func TestKill(t *testing.T) {
 	s := r.shell("victim")
 	other := r.shell("bystander")
 	w := r.watch()
-	if err := r.a.Kill(ctxT(t), s.ID); err != nil {
+	if err := r.a.Kill(ctxT(t), api.SessionRef{ID: s.ID}); err != nil {
 		t.Fatal(err)
 	}
 	w.removed(s.ID)
 	if ok, err := r.a.Tmux().HasSession(ctxT(t), s.ID); err != nil || ok {
 		t.Errorf("tmux still has %s (%v)", s.ID, err)
 	}
-	if _, err := r.a.Session(ctxT(t), s.ID); !errors.Is(err, api.ErrNotFound) {
+	if _, err := r.a.Session(ctxT(t), api.SessionRef{ID: s.ID}); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("Session after Kill: %v, want not found", err)
 	}
 	if _, ok := r.a.Bus().Session(s.ID); ok {
@@ -241,11 +241,11 @@ func TestKill(t *testing.T) {
 	if len(recs) != 1 || recs[0].ID != other.ID {
 		t.Errorf("database after Kill: %+v, want only %s", recs, other.ID)
 	}
-	if err := r.a.Kill(ctxT(t), s.ID); !errors.Is(err, api.ErrNotFound) {
+	if err := r.a.Kill(ctxT(t), api.SessionRef{ID: s.ID}); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("second Kill: %v, want not found", err)
 	}
 	for _, bad := range []string{"", "NOPE", "../x", strings.Repeat("a", 65), "a b"} {
-		if err := r.a.Kill(ctxT(t), bad); !errors.Is(err, api.ErrNotFound) {
+		if err := r.a.Kill(ctxT(t), api.SessionRef{ID: bad}); !errors.Is(err, api.ErrNotFound) {
 			t.Errorf("Kill(%q): %v, want not found", bad, err)
 		}
 	}
@@ -259,7 +259,7 @@ func TestRenamePersists(t *testing.T) {
 	r := newRig(t)
 	s := r.shell("before")
 	w := r.watch()
-	got, err := r.a.Rename(ctxT(t), s.ID, "  after  ")
+	got, err := r.a.Rename(ctxT(t), api.RenameRequest{SessionRef: api.SessionRef{ID: s.ID}, Name: "  after  "})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,16 +271,16 @@ func TestRenamePersists(t *testing.T) {
 		t.Errorf("rename event: %+v prev %q", ev.Session, ev.Prev)
 	}
 	for _, bad := range []string{"", "   ", "a\tb", strings.Repeat("x", 101), "a\u009bb", "a\u202eb", "\u200fx"} {
-		if _, err := r.a.Rename(ctxT(t), s.ID, bad); !errors.Is(err, api.ErrBadRequest) {
+		if _, err := r.a.Rename(ctxT(t), api.RenameRequest{SessionRef: api.SessionRef{ID: s.ID}, Name: bad}); !errors.Is(err, api.ErrBadRequest) {
 			t.Errorf("Rename(%q): %v, want bad request", bad, err)
 		}
 	}
-	if _, err := r.a.Rename(ctxT(t), "nosuchsession", "x"); !errors.Is(err, api.ErrNotFound) {
+	if _, err := r.a.Rename(ctxT(t), api.RenameRequest{SessionRef: api.SessionRef{ID: "nosuchsession"}, Name: "x"}); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("Rename of an unknown session: %v, want not found", err)
 	}
 
 	r.restart()
-	back, err := r.a.Session(ctxT(t), s.ID)
+	back, err := r.a.Session(ctxT(t), api.SessionRef{ID: s.ID})
 	if err != nil {
 		t.Fatalf("after restart: %v", err)
 	}

@@ -52,7 +52,7 @@ func TestListDir(t *testing.T) {
 	r := newRig(t, func(c *agent.Config) { c.Roots = []string{root} })
 	ctx := ctxT(t)
 
-	l, err := r.a.ListDir(ctx, "", root)
+	l, err := r.a.ListDir(ctx, api.DirsRequest{Path: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +79,11 @@ func TestListDir(t *testing.T) {
 	}
 
 	// The empty path is the single root.
-	if l2, err := r.a.ListDir(ctx, "", ""); err != nil || l2.Path != root {
+	if l2, err := r.a.ListDir(ctx, api.DirsRequest{}); err != nil || l2.Path != root {
 		t.Errorf(`ListDir("") = %+v, %v; want the root`, l2, err)
 	}
 
-	sub, err := r.a.ListDir(ctx, "", filepath.Join(root, "alpha"))
+	sub, err := r.a.ListDir(ctx, api.DirsRequest{Path: filepath.Join(root, "alpha")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +91,11 @@ func TestListDir(t *testing.T) {
 		t.Errorf("alpha listing: %+v", sub)
 	}
 	// Through the inner link: resolved to its target.
-	if vl, err := r.a.ListDir(ctx, "", filepath.Join(root, "in")); err != nil || vl.Path != filepath.Join(root, "alpha") {
+	if vl, err := r.a.ListDir(ctx, api.DirsRequest{Path: filepath.Join(root, "in")}); err != nil || vl.Path != filepath.Join(root, "alpha") {
 		t.Errorf("listing through an inner link: %+v, %v", vl, err)
 	}
 	// `..` inside the root is fine once cleaned.
-	if dl, err := r.a.ListDir(ctx, "", filepath.Join(root, "alpha")+"/deep/.."); err != nil || dl.Path != filepath.Join(root, "alpha") {
+	if dl, err := r.a.ListDir(ctx, api.DirsRequest{Path: filepath.Join(root, "alpha") + "/deep/.."}); err != nil || dl.Path != filepath.Join(root, "alpha") {
 		t.Errorf("alpha/deep/..: %+v, %v", dl, err)
 	}
 
@@ -116,7 +116,7 @@ func TestListDir(t *testing.T) {
 		{filepath.Join(root, "zeta.txt"), api.ErrBadRequest},
 	}
 	for _, rf := range refused {
-		_, err := r.a.ListDir(ctx, "", rf.path)
+		_, err := r.a.ListDir(ctx, api.DirsRequest{Path: rf.path})
 		if !errors.Is(err, rf.want) {
 			t.Errorf("ListDir(%q) = %v, want %v", rf.path, err, rf.want.(*api.Error).Code)
 		}
@@ -130,8 +130,8 @@ func TestListDir(t *testing.T) {
 		{filepath.Join(root, "outfile"), filepath.Join(root, "out", "no", "such", "dir")},
 		{"/etc/passwd", "/etc/no-such-file"},
 	} {
-		_, e1 := r.a.ListDir(ctx, "", pair[0])
-		_, e2 := r.a.ListDir(ctx, "", pair[1])
+		_, e1 := r.a.ListDir(ctx, api.DirsRequest{Path: pair[0]})
+		_, e2 := r.a.ListDir(ctx, api.DirsRequest{Path: pair[1]})
 		if !errors.Is(e1, api.ErrForbidden) || !errors.Is(e2, api.ErrForbidden) {
 			t.Errorf("outside the root: %s (exists) = %v; %s (does not) = %v; want forbidden for both", pair[0], e1, pair[1], e2)
 		}
@@ -140,14 +140,14 @@ func TestListDir(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "missing"), filepath.Join(root, "dangout")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.a.ListDir(ctx, "", filepath.Join(root, "dangout", "x")); !errors.Is(err, api.ErrForbidden) {
+	if _, err := r.a.ListDir(ctx, api.DirsRequest{Path: filepath.Join(root, "dangout", "x")}); !errors.Is(err, api.ErrForbidden) {
 		t.Errorf("through a dangling link that points outside: %v, want forbidden", err)
 	}
 	// A sibling directory whose name extends the root's is outside it.
 	if err := os.Mkdir(root+"-sibling", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.a.ListDir(ctx, "", root+"-sibling"); !errors.Is(err, api.ErrForbidden) {
+	if _, err := r.a.ListDir(ctx, api.DirsRequest{Path: root + "-sibling"}); !errors.Is(err, api.ErrForbidden) {
 		t.Errorf("ListDir(root-sibling) = %v, want forbidden", err)
 	}
 }
@@ -158,7 +158,7 @@ func TestListDirSeveralRoots(t *testing.T) {
 	b, _ := tree(t)
 	r := newRig(t, func(c *agent.Config) { c.Roots = []string{a, b} })
 	ctx := ctxT(t)
-	l, err := r.a.ListDir(ctx, "", "")
+	l, err := r.a.ListDir(ctx, api.DirsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestListDirSeveralRoots(t *testing.T) {
 		}
 	}
 	for _, root := range []string{a, b} {
-		if _, err := r.a.ListDir(ctx, "", filepath.Join(root, "alpha")); err != nil {
+		if _, err := r.a.ListDir(ctx, api.DirsRequest{Path: filepath.Join(root, "alpha")}); err != nil {
 			t.Errorf("listing inside root %s: %v", root, err)
 		}
 	}
@@ -179,7 +179,7 @@ func TestListDirSeveralRoots(t *testing.T) {
 	if err := os.Symlink(filepath.Join(b, "Beta"), filepath.Join(a, "tob")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.a.ListDir(ctx, "", filepath.Join(a, "tob")); err != nil {
+	if _, err := r.a.ListDir(ctx, api.DirsRequest{Path: filepath.Join(a, "tob")}); err != nil {
 		t.Errorf("link from one root into another: %v", err)
 	}
 }
@@ -187,14 +187,14 @@ func TestListDirSeveralRoots(t *testing.T) {
 func TestListDirDefaultsToHome(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
-	l, err := r.a.ListDir(ctxT(t), "", "")
+	l, err := r.a.ListDir(ctxT(t), api.DirsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l.Path != r.home {
 		t.Errorf("default root = %q, want the home %q", l.Path, r.home)
 	}
-	if _, err := r.a.ListDir(ctxT(t), "", r.proj); !errors.Is(err, api.ErrForbidden) {
+	if _, err := r.a.ListDir(ctxT(t), api.DirsRequest{Path: r.proj}); !errors.Is(err, api.ErrForbidden) {
 		t.Errorf("a directory outside the home: %v, want forbidden", err)
 	}
 }
@@ -227,7 +227,7 @@ func TestResumable(t *testing.T) {
 	write("agent-44444444", user("a subagent"), 0)                           // subagent: left out
 	write("55555555-5555-4555-8555-555555555555", `{"type":"mode"}`+"\n", 0) // no prompt: left out
 
-	list, err := r.a.Resumable(ctx, "", r.proj)
+	list, err := r.a.Resumable(ctx, api.ResumableRequest{Dir: r.proj})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,14 +242,14 @@ func TestResumable(t *testing.T) {
 	}
 
 	// A trailing slash or a `.` is the same directory.
-	if again, err := r.a.Resumable(ctx, "", r.proj+"/./"); err != nil || len(again) != 2 {
+	if again, err := r.a.Resumable(ctx, api.ResumableRequest{Dir: r.proj + "/./"}); err != nil || len(again) != 2 {
 		t.Errorf("Resumable(dir/./) = %d entries, %v", len(again), err)
 	}
-	empty, err := r.a.Resumable(ctx, "", r.home)
+	empty, err := r.a.Resumable(ctx, api.ResumableRequest{Dir: r.home})
 	if err != nil || empty == nil || len(empty) != 0 {
 		t.Errorf("a directory without transcripts: %#v, %v; want an empty list", empty, err)
 	}
-	if _, err := r.a.Resumable(ctx, "", "relative"); !errors.Is(err, api.ErrBadRequest) {
+	if _, err := r.a.Resumable(ctx, api.ResumableRequest{Dir: "relative"}); !errors.Is(err, api.ErrBadRequest) {
 		t.Errorf("relative dir: %v, want bad_request", err)
 	}
 }

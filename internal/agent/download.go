@@ -9,7 +9,8 @@ import (
 
 // Download fetches a URL into a session's directory (see internal/fetch for
 // the rules: no path escape, a size limit, no silent overwrite).
-func (a *Agent) Download(ctx context.Context, id string, req api.DownloadRequest) (api.DownloadResult, error) {
+func (a *Agent) Download(ctx context.Context, req api.DownloadRequest) (api.DownloadResult, error) {
+	id := req.ID
 	a.mu.Lock()
 	s, err := a.getLocked(id)
 	if err != nil {

@@ -157,7 +157,7 @@ func (r *rig) waitScreen(id, substr string) string {
 	var last string
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		scr, err := r.a.Capture(ctxT(r.t), id, 200)
+		scr, err := r.a.Capture(ctxT(r.t), api.CaptureRequest{SessionRef: api.SessionRef{ID: id}, History: 200})
 		if err == nil {
 			last = scr.Text
 			if strings.Contains(scr.Text, substr) {

@@ -52,7 +52,7 @@ func TestHooksDriveStatus(t *testing.T) {
 		t.Errorf("review event: notify %v prev %q last message %q", ev.Notify, ev.Prev, ev.Session.LastMessage)
 	}
 
-	if err := r.a.Viewed(ctxT(t), s.ID); err != nil {
+	if err := r.a.Viewed(ctxT(t), api.SessionRef{ID: s.ID}); err != nil {
 		t.Fatal(err)
 	}
 	ev = w.status(s.ID, api.StatusIdle)
@@ -69,7 +69,7 @@ func TestHooksDriveStatus(t *testing.T) {
 		t.Errorf("StopFailure: error %q message %q", ev.Session.Error, ev.Session.ErrorMessage)
 	}
 	// Typing into the session counts as seeing it.
-	if err := r.a.SendText(ctxT(t), s.ID, api.InputRequest{Text: "true", Enter: true}); err != nil {
+	if err := r.a.SendText(ctxT(t), api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "true", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	w.status(s.ID, api.StatusIdle)
@@ -80,7 +80,7 @@ func TestHooksDriveStatus(t *testing.T) {
 	r.sendHook(header(s.ID), payload{"session_id": "c1", "hook_event_name": "Stop"})
 	w.status(s.ID, api.StatusReview)
 	r.restart()
-	back, err := r.a.Session(ctxT(t), s.ID)
+	back, err := r.a.Session(ctxT(t), api.SessionRef{ID: s.ID})
 	if err != nil || back.Status != api.StatusReview || back.LastPrompt != "third" {
 		t.Errorf("after restart: %+v, %v; want review with the last prompt", back, err)
 	}
@@ -165,7 +165,7 @@ func TestHookBadDeliveriesChangeNothing(t *testing.T) {
 		seq := r.a.Bus().Seq()
 		r.deliverAndWait(b.raw)
 		if got := r.a.Bus().Seq(); got != seq {
-			cur, _ := r.a.Session(ctxT(t), s.ID)
+			cur, _ := r.a.Session(ctxT(t), api.SessionRef{ID: s.ID})
 			t.Errorf("%s: published %d events; session now %s", b.name, got-seq, cur.Status)
 		}
 	}
@@ -241,17 +241,17 @@ func TestForgedFIFOTranscript(t *testing.T) {
 			done <- err
 			return
 		}
-		if _, err := r.a.Capture(ctx, s.ID, 0); err != nil {
+		if _, err := r.a.Capture(ctx, api.CaptureRequest{SessionRef: api.SessionRef{ID: s.ID}}); err != nil {
 			done <- err
 			return
 		}
-		if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "true", Enter: true}); err != nil {
+		if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "true", Enter: true}); err != nil {
 			done <- err
 			return
 		}
 		o, err := r.a.Create(ctx, api.CreateRequest{Dir: r.proj, Shell: true})
 		if err == nil {
-			err = r.a.Kill(ctx, o.ID)
+			err = r.a.Kill(ctx, api.SessionRef{ID: o.ID})
 		}
 		done <- err
 	}()
@@ -263,7 +263,7 @@ func TestForgedFIFOTranscript(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the agent froze after a hook named a FIFO as its transcript")
 	}
-	cur, err := r.a.Session(ctxT(t), s.ID)
+	cur, err := r.a.Session(ctxT(t), api.SessionRef{ID: s.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,8 @@ func checkText(t string) error {
 }
 
 // SendText types text into a session, then presses Enter if asked.
-func (a *Agent) SendText(ctx context.Context, id string, req api.InputRequest) error {
+func (a *Agent) SendText(ctx context.Context, req api.InputRequest) error {
+	id := req.ID
 	if err := checkText(req.Text); err != nil {
 		return err
 	}
@@ -198,49 +199,22 @@ func (a *Agent) checkInputBox(ctx context.Context, id string, clearDraft bool) e
 	if !clearDraft {
 		return api.Errorf(api.CodeDraftPresent, "Claude's input box already holds text typed elsewhere (%q); nothing was typed. Send again with --clear-draft to replace it, or finish it in the terminal", clip(v.draft, 60))
 	}
-	if err := a.clearDraft(ctx, id); err != nil {
-		return err
-	}
-	return nil
+	return a.clearDraft(ctx, id, v)
 }
 
-// clearDraft empties Claude's input box and checks that it is empty.
-func (a *Agent) clearDraft(ctx context.Context, id string) error {
-	// Ctrl-E then Ctrl-U deletes a line at a time in Claude's editor;
-	// lines go one by one, so repeat for the lines there are, bounded.
-	for range 50 {
-		if err := a.keys(ctx, id, "C-e", "C-u"); err != nil {
-			return err
-		}
-		v, err := a.look(ctx, id)
-		if err != nil {
-			return err
-		}
-		if v.dialog != nil {
-			a.observe(id, v)
-			return dialogOpen(v, "the draft was being cleared; nothing was typed")
-		}
-		if !v.input {
-			return api.Errorf(api.CodeScreenUnclear, "corral lost sight of Claude's input box while it cleared the draft; nothing was typed")
-		}
-		if v.draft == "" {
-			return nil
-		}
-		if err := a.keys(ctx, id, "BSpace"); err != nil {
-			return err
-		}
+// clearDraft empties Claude's input box, as the person asked, and checks
+// that it is empty: Escape once ("Esc again to clear"), then again. Never
+// while Claude works (Escape would interrupt the turn).
+func (a *Agent) clearDraft(ctx context.Context, id string, v screenView) error {
+	plan, err := v.scr.ClearDraftKeys()
+	if err != nil {
+		return api.Errorf(api.CodeDraftPresent, "the draft in Claude's input box cannot be cleared now (%v); nothing was typed", err)
 	}
-	return api.Errorf(api.CodeScreenUnclear, "the draft in Claude's input box would not clear; nothing was typed")
+	return a.runPlan(ctx, id, nil, plan)
 }
 
 func dialogOpen(v screenView, what string) error {
-	q := ""
-	if v.dialog != nil {
-		q = v.dialog.Question
-		if q == "" {
-			q = v.dialog.Title
-		}
-	}
+	q := v.question()
 	if q != "" {
 		q = fmt.Sprintf(" (%q)", clip(q, 80))
 	}
@@ -313,7 +287,8 @@ func (a *Agent) keys(ctx context.Context, id string, keys ...string) error {
 
 // SendKeys presses named keys in a session, as given: the raw escape hatch,
 // which knows nothing of dialogs.
-func (a *Agent) SendKeys(ctx context.Context, id string, keys []string) error {
+func (a *Agent) SendKeys(ctx context.Context, req api.KeysRequest) error {
+	id, keys := req.ID, req.Keys
 	if _, err := a.get(id); err != nil {
 		return err
 	}
@@ -350,7 +325,8 @@ func (a *Agent) TerminalInput(id string) { a.afterKeys(id) }
 // Answer answers the dialog a session shows, with the option (or text) the
 // person chose, located on the screen read now. An answer to a dialog that
 // is no longer on the screen is refused.
-func (a *Agent) Answer(ctx context.Context, id string, req api.AnswerRequest) (api.AnswerResult, error) {
+func (a *Agent) Answer(ctx context.Context, req api.AnswerRequest) (api.AnswerResult, error) {
+	id := req.ID
 	if req.Dialog == "" {
 		return api.AnswerResult{}, api.Errorf(api.CodeBadRequest, "an answer names its dialog (waiting_for.dialog_id)")
 	}
@@ -384,23 +360,12 @@ func (a *Agent) Answer(ctx context.Context, id string, req api.AnswerRequest) (a
 	if cur != req.Dialog || onScreen != v.fp {
 		return api.AnswerResult{}, api.Errorf(api.CodeStaleDialog, "the screen shows another dialog now (%s, not %s); nothing was pressed", cur, req.Dialog)
 	}
-	plan, label, err := planAnswer(v, req)
+	ans, label, err := answerOf(v.dialog, req)
 	if err != nil {
 		return api.AnswerResult{}, err
 	}
-	tm, target, err := a.terminal(id)
-	if err != nil {
+	if err := a.answerDialog(ctx, id, v, ans); err != nil {
 		return api.AnswerResult{}, err
-	}
-	for _, st := range plan {
-		if st.text != "" {
-			err = tm.SendText(ctx, target, st.text)
-		} else {
-			err = tm.SendKeys(ctx, target, st.keys...)
-		}
-		if err != nil {
-			return api.AnswerResult{}, a.tmuxErr(err)
-		}
 	}
 	a.log.Info("dialog answered", "session", id, "dialog", req.Dialog, "kind", v.kind, "answer", label)
 	a.personActed(id, status.Input)
@@ -408,44 +373,135 @@ func (a *Agent) Answer(ctx context.Context, id string, req api.AnswerRequest) (a
 	return api.AnswerResult{Answered: label}, nil
 }
 
-// keyStep is keys to press, or text to type.
-type keyStep struct {
-	keys []string
-	text string
+// answerOf turns an answer request into what the screen's dialog takes,
+// and says what was chosen.
+func answerOf(d *claude.Dialog, req api.AnswerRequest) (claude.Answer, string, error) {
+	ans := claude.Answer{Option: req.Option, Options: req.Options, Text: req.Text, Fields: req.Fields, Cancel: req.Cancel}
+	if req.Choice != "" {
+		if req.Option != 0 || len(req.Options) > 0 {
+			return ans, "", api.Errorf(api.CodeBadRequest, "give an option or a choice, not both")
+		}
+		n, err := choiceOption(d, req.Choice)
+		if err != nil {
+			return ans, "", err
+		}
+		ans.Option = n
+	}
+	var label string
+	switch {
+	case ans.Cancel:
+		label = "Esc (cancel)"
+	case ans.Option > 0 && ans.Option <= len(d.Options):
+		label = strconv.Itoa(ans.Option) + ". " + d.Options[ans.Option-1].Label
+	case len(ans.Options) > 0:
+		var parts []string
+		for _, n := range ans.Options {
+			if n > 0 && n <= len(d.Options) {
+				parts = append(parts, strconv.Itoa(n)+". "+d.Options[n-1].Label)
+			}
+		}
+		label = strings.Join(parts, ", ")
+	}
+	if ans.Text != "" {
+		label += fmt.Sprintf(" with %q", clip(ans.Text, 60))
+	}
+	return ans, strings.TrimSpace(label), nil
 }
 
-// planAnswer finds the keys that give an answer on the screen v was read
-// from. It never guesses: an option that is not there is an error.
-func planAnswer(v screenView, req api.AnswerRequest) ([]keyStep, string, error) {
-	p := v.dialog
-	n := req.Option
-	if req.Choice != "" {
-		if n != 0 {
-			return nil, "", api.Errorf(api.CodeBadRequest, "give an option or a choice, not both")
+// maxReplans bounds how often one answer reads a dialog again (an
+// elicitation's choice field shows its choices only once expanded).
+const maxReplans = 8
+
+// answerDialog plans the keys of an answer on the dialog v shows and sends
+// them, step by step.
+func (a *Agent) answerDialog(ctx context.Context, id string, v screenView, ans claude.Answer) error {
+	d := v.dialog
+	for range maxReplans {
+		plan, err := d.Keys(ans)
+		if err != nil {
+			return api.Errorf(api.CodeBadRequest, "%v", err)
 		}
-		var err error
-		if n, err = choiceOption(p, req.Choice); err != nil {
-			return nil, "", err
+		if err := a.runPlan(ctx, id, d, plan); err != nil {
+			return err
+		}
+		if !plan.Replan {
+			return nil
+		}
+		nv, err := a.look(ctx, id)
+		if err != nil {
+			return err
+		}
+		if nv.dialog == nil || nv.fp != v.fp {
+			return api.Errorf(api.CodeScreenUnclear, "the dialog changed while it was being answered; look at the terminal")
+		}
+		d = nv.dialog
+	}
+	return api.Errorf(api.CodeScreenUnclear, "the dialog would not take the answer in %d rounds; look at the terminal", maxReplans)
+}
+
+// stepWait bounds how long one step of an answer may take to show: Claude
+// drops keys that arrive while it redraws, so each step waits for its own.
+const stepWait = 3 * time.Second
+
+// runPlan sends a plan's steps, each once the screen shows the last one
+// took effect. before is the dialog the plan was made for (nil for plans
+// on the input box).
+func (a *Agent) runPlan(ctx context.Context, id string, before *claude.Dialog, plan claude.KeyPlan) error {
+	tm, target, err := a.terminal(id)
+	if err != nil {
+		return err
+	}
+	for i, st := range plan.Steps {
+		if st.Text != "" {
+			err = tm.SendText(ctx, target, st.Text)
+		} else {
+			err = tm.SendKeys(ctx, target, st.Keys...)
+		}
+		if err != nil {
+			return a.tmuxErr(err)
+		}
+		if err := a.waitStep(ctx, tm, target, before, st.Until); err != nil {
+			return api.Errorf(api.CodeScreenUnclear, "step %d of %d (%s) did not show on the screen: %v; look at the terminal", i+1, len(plan.Steps), describeStep(st), err)
 		}
 	}
-	if len(req.Options) > 0 {
-		return nil, "", api.Errorf(api.CodeBadRequest, "this dialog takes one option, not several")
+	return nil
+}
+
+// waitStep reads the screen until it shows u, within stepWait.
+func (a *Agent) waitStep(ctx context.Context, tm *tmux.Server, target string, before *claude.Dialog, u claude.Until) error {
+	deadline := time.Now().Add(stepWait)
+	for {
+		// Plain text: a hint may be styled word by word.
+		text, err := tm.Capture(ctx, target, tmux.CaptureOptions{})
+		if err != nil {
+			return a.tmuxErr(err)
+		}
+		if u.Met(before, text) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waited %v for %s", stepWait, u.What)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(30 * time.Millisecond):
+		}
 	}
-	if req.Text != "" {
-		return nil, "", api.Errorf(api.CodeBadRequest, "this dialog takes no text; choose an option")
+}
+
+func describeStep(st claude.KeyStep) string {
+	if st.Text != "" {
+		return "typing the text"
 	}
-	if n < 1 || n > len(p.Options) {
-		return nil, "", api.Errorf(api.CodeBadRequest, "the dialog has options 1-%d, not %d", len(p.Options), n)
-	}
-	o := p.Options[n-1]
-	return []keyStep{{keys: o.Keys}}, strconv.Itoa(n) + ". " + o.Label, nil
+	return strings.Join(st.Keys, " ")
 }
 
 // choiceOption finds the option a yes/no/always answer means, by its label.
-func choiceOption(p *claude.Prompt, choice string) (int, error) {
+func choiceOption(d *claude.Dialog, choice string) (int, error) {
 	match := func(pred func(l string) bool) []int {
 		var out []int
-		for i, o := range p.Options {
+		for i, o := range d.Options {
 			if pred(strings.ToLower(o.Label)) {
 				out = append(out, i+1)
 			}

@@ -22,21 +22,21 @@ func TestPaneClosedRemovesSession(t *testing.T) {
 	s := r.shell("closing")
 	other := r.shell("staying")
 	w := r.watch()
-	if err := r.a.SendText(ctxT(t), s.ID, api.InputRequest{Text: "exit", Enter: true}); err != nil {
+	if err := r.a.SendText(ctxT(t), api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "exit", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	w.removed(s.ID)
 	if up, err := r.a.Tmux().Running(ctxT(t)); !up || err != nil {
 		t.Fatal("the tmux server died with the pane")
 	}
-	if _, err := r.a.Session(ctxT(t), s.ID); !errors.Is(err, api.ErrNotFound) {
+	if _, err := r.a.Session(ctxT(t), api.SessionRef{ID: s.ID}); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("closed session still answers: %v", err)
 	}
 	recs, _ := r.st.Sessions(ctxT(t))
 	if len(recs) != 1 || recs[0].ID != other.ID {
 		t.Errorf("database after the pane closed: %+v", recs)
 	}
-	if _, err := r.a.Session(ctxT(t), other.ID); err != nil {
+	if _, err := r.a.Session(ctxT(t), api.SessionRef{ID: other.ID}); err != nil {
 		t.Errorf("the other session: %v", err)
 	}
 }
@@ -50,7 +50,7 @@ func TestTmuxSessionKilledOutsideCorral(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.removed(s.ID)
-	if err := r.a.SendText(ctxT(t), s.ID, api.InputRequest{Text: "x"}); !errors.Is(err, api.ErrNotFound) {
+	if err := r.a.SendText(ctxT(t), api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "x"}); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("SendText after the session went away: %v, want not found", err)
 	}
 }
@@ -61,7 +61,7 @@ func TestRestartKeepsSessions(t *testing.T) {
 	a := r.shell("one")
 	b := r.shell("two")
 	ctx := ctxT(t)
-	if err := r.a.SendText(ctx, a.ID, api.InputRequest{Text: "echo before-$((1+1))", Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: a.ID}, Text: "echo before-$((1+1))", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	r.waitScreen(a.ID, "before-2")
@@ -89,13 +89,13 @@ func TestRestartKeepsSessions(t *testing.T) {
 	}
 	r.waitScreen(a.ID, "before-2")
 	// The new agent drives them.
-	if err := r.a.SendText(ctx, a.ID, api.InputRequest{Text: "echo after-$((2+2))", Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: a.ID}, Text: "echo after-$((2+2))", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	r.waitScreen(a.ID, "after-4")
 	// And notices when one closes.
 	w := r.watch()
-	if err := r.a.SendText(ctx, b.ID, api.InputRequest{Text: "exit", Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: b.ID}, Text: "exit", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	w.removed(b.ID)
@@ -119,7 +119,7 @@ func TestRestartWithoutTmuxRecreates(t *testing.T) {
 		ok, err := r.a.Tmux().HasSession(ctxT(t), a.ID)
 		return err == nil && ok
 	})
-	res, err := r.a.Run(ctxT(t), a.ID, api.RunRequest{Argv: []string{"sh", "-c", "echo $CORRAL_SESSION; pwd"}})
+	res, err := r.a.Run(ctxT(t), api.RunRequest{SessionRef: api.SessionRef{ID: a.ID}, Argv: []string{"sh", "-c", "echo $CORRAL_SESSION; pwd"}})
 	if err != nil || res.Output != a.ID+"\n"+r.proj+"\n" {
 		t.Errorf("recreated session: %+v, %v", res, err)
 	}
@@ -194,17 +194,17 @@ func TestTmuxServerKilled(t *testing.T) {
 			}
 			// The new panes are in the session's directory, with its id.
 			for _, s := range []api.Session{a, b} {
-				res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"sh", "-c", "echo $CORRAL_SESSION"}})
+				res, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"sh", "-c", "echo $CORRAL_SESSION"}})
 				if err != nil || strings.TrimSpace(res.Output) != s.ID {
 					t.Errorf("recreated %s: %+v, %v", s.ID, res, err)
 				}
 			}
-			if err := r.a.SendText(ctx, a.ID, api.InputRequest{Text: "echo back-$((3*3))", Enter: true}); err != nil {
+			if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: a.ID}, Text: "echo back-$((3*3))", Enter: true}); err != nil {
 				t.Fatal(err)
 			}
 			r.waitScreen(a.ID, "back-9")
 			// The new server is watched: closing a pane is still noticed.
-			if err := r.a.SendText(ctx, b.ID, api.InputRequest{Text: "exit", Enter: true}); err != nil {
+			if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: b.ID}, Text: "exit", Enter: true}); err != nil {
 				t.Fatal(err)
 			}
 			w.removed(b.ID)
@@ -247,7 +247,7 @@ func TestRestartDropsSessionsClosedWhileDown(t *testing.T) {
 	defer sub.Close()
 	w := &watcher{t: t, sub: sub}
 	w.removed(gone.ID)
-	if _, err := r.a.Session(ctxT(t), kept.ID); err != nil {
+	if _, err := r.a.Session(ctxT(t), api.SessionRef{ID: kept.ID}); err != nil {
 		t.Errorf("the other session: %v", err)
 	}
 	recs, _ := r.st.Sessions(ctxT(t))
@@ -309,7 +309,7 @@ func TestRecreateResumesOnlySavedConversations(t *testing.T) {
 			if resumed := strings.Contains(again, "--resume "+conv); resumed != saved {
 				t.Errorf("saved %v: relaunched with %q", saved, again)
 			}
-			got, err := r.a.Session(ctx, s.ID)
+			got, err := r.a.Session(ctx, api.SessionRef{ID: s.ID})
 			if err != nil {
 				t.Fatal(err)
 			}

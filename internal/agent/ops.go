@@ -29,7 +29,8 @@ func (a *Agent) Sessions(ctx context.Context) ([]api.Session, error) {
 }
 
 // Session returns one session.
-func (a *Agent) Session(ctx context.Context, id string) (api.Session, error) {
+func (a *Agent) Session(ctx context.Context, req api.SessionRef) (api.Session, error) {
+	id := req.ID
 	s, ok := a.bus.Session(id)
 	if !ok {
 		return api.Session{}, api.Errorf(api.CodeNotFound, "no session %q", id)
@@ -145,7 +146,7 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 	s.updated = s.created
 	s.st.ClaudeSessionID = req.Resume
 	if kind == api.KindClaude {
-		s.st, _ = status.Apply(s.st, status.Event{Kind: status.Launched, ClaudeSessionID: req.Resume}, now())
+		s.track(status.Event{Kind: status.Launched, ClaudeSessionID: req.Resume})
 	} else {
 		s.st.Status = api.StatusIdle
 	}
@@ -219,7 +220,8 @@ func (a *Agent) paneArgv(s *session, resume string) []string {
 // Restart starts Claude again in an exited session's pane, in a new
 // conversation or (Resume) in the session's last one. The pane's shell is
 // replaced; a shell that runs a command of the person's is left alone.
-func (a *Agent) Restart(ctx context.Context, id string, req api.RestartRequest) (api.Session, error) {
+func (a *Agent) Restart(ctx context.Context, req api.RestartRequest) (api.Session, error) {
+	id := req.ID
 	a.mu.Lock()
 	s, err := a.getLocked(id)
 	if err != nil {
@@ -364,7 +366,8 @@ func (a *Agent) uniqueNameLocked(name string) string {
 }
 
 // Kill ends a session: its pane and everything in it.
-func (a *Agent) Kill(ctx context.Context, id string) error {
+func (a *Agent) Kill(ctx context.Context, req api.SessionRef) error {
+	id := req.ID
 	a.storeMu.Lock()
 	defer a.storeMu.Unlock()
 	a.mu.Lock()
@@ -391,7 +394,8 @@ func (a *Agent) Kill(ctx context.Context, id string) error {
 }
 
 // Rename renames a session.
-func (a *Agent) Rename(ctx context.Context, id, name string) (api.Session, error) {
+func (a *Agent) Rename(ctx context.Context, req api.RenameRequest) (api.Session, error) {
+	id, name := req.ID, req.Name
 	name, err := cleanName(name)
 	if err != nil {
 		return api.Session{}, err
@@ -462,7 +466,8 @@ func (a *Agent) waitStarted(ctx context.Context, id string) error {
 }
 
 // Viewed records that a person looked at a session.
-func (a *Agent) Viewed(ctx context.Context, id string) error {
+func (a *Agent) Viewed(ctx context.Context, req api.SessionRef) error {
+	id := req.ID
 	if _, err := a.get(id); err != nil {
 		return err
 	}
@@ -487,7 +492,8 @@ func (a *Agent) tmuxErr(err error) error {
 }
 
 // Capture returns the visible screen, with history lines of scrollback.
-func (a *Agent) Capture(ctx context.Context, id string, history int) (api.Screen, error) {
+func (a *Agent) Capture(ctx context.Context, req api.CaptureRequest) (api.Screen, error) {
+	id, history := req.ID, req.History
 	tm, target, err := a.terminal(id)
 	if err != nil {
 		return api.Screen{}, err
@@ -516,7 +522,8 @@ const (
 
 // Run runs a command beside a session: in the directory its pane is in,
 // with its environment, outside the pane, so nothing is typed into Claude.
-func (a *Agent) Run(ctx context.Context, id string, req api.RunRequest) (api.RunResult, error) {
+func (a *Agent) Run(ctx context.Context, req api.RunRequest) (api.RunResult, error) {
+	id := req.ID
 	s, err := a.get(id)
 	if err != nil {
 		return api.RunResult{}, err
@@ -607,7 +614,8 @@ func (c *capped) Write(p []byte) (int, error) {
 
 // ListDir lists a directory inside the configured roots. An empty path
 // lists the roots themselves.
-func (a *Agent) ListDir(ctx context.Context, device, path string) (api.DirListing, error) {
+func (a *Agent) ListDir(ctx context.Context, req api.DirsRequest) (api.DirListing, error) {
+	path := req.Path
 	if path == "" {
 		if len(a.cfg.Roots) == 1 {
 			path = a.cfg.Roots[0]
@@ -715,7 +723,8 @@ func resolvePath(path string) (real string, exists bool) {
 }
 
 // Resumable lists the Claude sessions recorded for a directory.
-func (a *Agent) Resumable(ctx context.Context, device, dir string) ([]api.Resumable, error) {
+func (a *Agent) Resumable(ctx context.Context, req api.ResumableRequest) ([]api.Resumable, error) {
+	dir := req.Dir
 	if !filepath.IsAbs(dir) {
 		return nil, api.Errorf(api.CodeBadRequest, "dir must be an absolute path")
 	}

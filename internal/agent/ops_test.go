@@ -19,29 +19,29 @@ func TestSendTextAndKeys(t *testing.T) {
 	s := r.shell("")
 	ctx := ctxT(t)
 
-	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "echo typed-$((6*7))", Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "echo typed-$((6*7))", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	r.waitScreen(s.ID, "typed-42")
 
 	// Text without Enter, then Enter as a key.
-	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "echo keyed-$((7*7))"}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "echo keyed-$((7*7))"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.a.SendKeys(ctx, s.ID, []string{"Enter"}); err != nil {
+	if err := r.a.SendKeys(ctx, api.KeysRequest{SessionRef: api.SessionRef{ID: s.ID}, Keys: []string{"Enter"}}); err != nil {
 		t.Fatal(err)
 	}
 	r.waitScreen(s.ID, "keyed-49")
 
 	// Text that tmux or a shell would interpret arrives literally.
 	tricky := `echo 'semi;colon #{pane_id} $HOME \;'`
-	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: tricky, Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: tricky, Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	r.waitScreen(s.ID, `semi;colon #{pane_id} $HOME \;`)
 
 	// Enter alone is allowed.
-	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Enter: true}); err != nil {
 		t.Errorf("Enter alone: %v", err)
 	}
 
@@ -49,32 +49,32 @@ func TestSendTextAndKeys(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"nothing", r.a.SendText(ctx, s.ID, api.InputRequest{})},
-		{"invalid UTF-8", r.a.SendText(ctx, s.ID, api.InputRequest{Text: "a\xffb"})},
-		{"unknown key", r.a.SendKeys(ctx, s.ID, []string{"NotAKey"})},
-		{"empty key", r.a.SendKeys(ctx, s.ID, []string{""})},
-		{"key with a separator", r.a.SendKeys(ctx, s.ID, []string{"Enter;"})},
-		{"two characters", r.a.SendKeys(ctx, s.ID, []string{"ab"})},
-		{"dangling modifier", r.a.SendKeys(ctx, s.ID, []string{"C-"})},
-		{"too many keys", r.a.SendKeys(ctx, s.ID, make201Keys())},
-		{"valid then invalid", r.a.SendKeys(ctx, s.ID, []string{"a", "Bogus"})},
+		{"nothing", r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}})},
+		{"invalid UTF-8", r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "a\xffb"})},
+		{"unknown key", r.a.SendKeys(ctx, api.KeysRequest{SessionRef: api.SessionRef{ID: s.ID}, Keys: []string{"NotAKey"}})},
+		{"empty key", r.a.SendKeys(ctx, api.KeysRequest{SessionRef: api.SessionRef{ID: s.ID}, Keys: []string{""}})},
+		{"key with a separator", r.a.SendKeys(ctx, api.KeysRequest{SessionRef: api.SessionRef{ID: s.ID}, Keys: []string{"Enter;"}})},
+		{"two characters", r.a.SendKeys(ctx, api.KeysRequest{SessionRef: api.SessionRef{ID: s.ID}, Keys: []string{"ab"}})},
+		{"dangling modifier", r.a.SendKeys(ctx, api.KeysRequest{SessionRef: api.SessionRef{ID: s.ID}, Keys: []string{"C-"}})},
+		{"too many keys", r.a.SendKeys(ctx, api.KeysRequest{SessionRef: api.SessionRef{ID: s.ID}, Keys: make201Keys()})},
+		{"valid then invalid", r.a.SendKeys(ctx, api.KeysRequest{SessionRef: api.SessionRef{ID: s.ID}, Keys: []string{"a", "Bogus"}})},
 	}
 	for _, b := range bad {
 		if !errors.Is(b.err, api.ErrBadRequest) {
 			t.Errorf("%s: %v, want bad_request", b.name, b.err)
 		}
 	}
-	if err := r.a.SendText(ctx, "nosuchsession", api.InputRequest{Text: "x"}); !errors.Is(err, api.ErrNotFound) {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: "nosuchsession"}, Text: "x"}); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("SendText to an unknown session: %v", err)
 	}
-	if err := r.a.SendKeys(ctx, "nosuchsession", []string{"Enter"}); !errors.Is(err, api.ErrNotFound) {
+	if err := r.a.SendKeys(ctx, api.KeysRequest{SessionRef: api.SessionRef{ID: "nosuchsession"}, Keys: []string{"Enter"}}); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("SendKeys to an unknown session: %v", err)
 	}
-	if err := r.a.Viewed(ctx, "nosuchsession"); !errors.Is(err, api.ErrNotFound) {
+	if err := r.a.Viewed(ctx, api.SessionRef{ID: "nosuchsession"}); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("Viewed of an unknown session: %v", err)
 	}
 	// A refused "valid then invalid" sends nothing at all: "a" never shows.
-	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "echo after-refusal", Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "echo after-refusal", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	scr := r.waitScreen(s.ID, "after-refusal\n")
@@ -102,18 +102,18 @@ func TestCapture(t *testing.T) {
 	// Text typed before the shell's first prompt is echoed ahead of it
 	// ("seq 1 60\n$ 1"), and the checks below read lines.
 	r.waitScreen(s.ID, "$")
-	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "seq 1 60", Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "seq 1 60", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	r.waitScreen(s.ID, "60\n$")
-	vis, err := r.a.Capture(ctx, s.ID, 0)
+	vis, err := r.a.Capture(ctx, api.CaptureRequest{SessionRef: api.SessionRef{ID: s.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(vis.Text, "\n1\n2\n3\n") {
 		t.Errorf("visible capture holds lines that scrolled off:\n%s", vis.Text)
 	}
-	hist, err := r.a.Capture(ctx, s.ID, 1000)
+	hist, err := r.a.Capture(ctx, api.CaptureRequest{SessionRef: api.SessionRef{ID: s.ID}, History: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,20 +121,20 @@ func TestCapture(t *testing.T) {
 		t.Errorf("capture with history does not hold the scrolled-off output:\n%s", hist.Text)
 	}
 
-	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "clear", Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "clear", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	// After clear the prompt is on the first row; type after it.
 	var scr api.Screen
 	waitUntil(t, 10*time.Second, "a cleared screen", func() bool {
-		scr, err = r.a.Capture(ctx, s.ID, 0)
+		scr, err = r.a.Capture(ctx, api.CaptureRequest{SessionRef: api.SessionRef{ID: s.ID}})
 		return err == nil && strings.HasPrefix(scr.Text, "$") && strings.TrimSpace(scr.Text) == "$"
 	})
-	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "abc"}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "abc"}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, 10*time.Second, "typed abc", func() bool {
-		scr, err = r.a.Capture(ctx, s.ID, 0)
+		scr, err = r.a.Capture(ctx, api.CaptureRequest{SessionRef: api.SessionRef{ID: s.ID}})
 		return err == nil && strings.HasPrefix(scr.Text, "$ abc")
 	})
 	if scr.Cols != 70 || scr.Rows != 20 {
@@ -147,7 +147,7 @@ func TestCapture(t *testing.T) {
 		t.Errorf("visible capture has %d lines, want 20:\n%s", n, scr.Text)
 	}
 
-	if _, err := r.a.Capture(ctx, "nosuchsession", 0); !errors.Is(err, api.ErrNotFound) {
+	if _, err := r.a.Capture(ctx, api.CaptureRequest{SessionRef: api.SessionRef{ID: "nosuchsession"}}); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("Capture of an unknown session: %v", err)
 	}
 }
@@ -159,7 +159,7 @@ func TestRun(t *testing.T) {
 	ctx := ctxT(t)
 
 	t.Run("output and exit code", func(t *testing.T) {
-		res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"sh", "-c", "echo out; echo err >&2; exit 3"}})
+		res, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"sh", "-c", "echo out; echo err >&2; exit 3"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestRun(t *testing.T) {
 		}
 	})
 	t.Run("arguments are not parsed by a shell", func(t *testing.T) {
-		res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"printf", "%s|", "a b", "$HOME", "; rm -rf /"}})
+		res, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"printf", "%s|", "a b", "$HOME", "; rm -rf /"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestRun(t *testing.T) {
 		}
 	})
 	t.Run("environment", func(t *testing.T) {
-		res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"sh", "-c", `echo "$CORRAL_SESSION|$HOME|${TMUX-unset}"`}})
+		res, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"sh", "-c", `echo "$CORRAL_SESSION|$HOME|${TMUX-unset}"`}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,13 +186,13 @@ func TestRun(t *testing.T) {
 		}
 	})
 	t.Run("stdin is empty", func(t *testing.T) {
-		res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"cat"}, TimeoutMS: 5000})
+		res, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"cat"}, TimeoutMS: 5000})
 		if err != nil || res.ExitCode != 0 || res.Output != "" {
 			t.Errorf("cat: %+v, %v; want it to end at once with no output", res, err)
 		}
 	})
 	t.Run("command not found", func(t *testing.T) {
-		res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"no-such-command-xyz"}})
+		res, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"no-such-command-xyz"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +201,7 @@ func TestRun(t *testing.T) {
 		}
 	})
 	t.Run("killed by a signal", func(t *testing.T) {
-		res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"sh", "-c", "kill -TERM $$"}})
+		res, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"sh", "-c", "kill -TERM $$"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,7 @@ func TestRun(t *testing.T) {
 		}
 	})
 	t.Run("output is capped", func(t *testing.T) {
-		res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"head", "-c", "3000000", "/dev/zero"}})
+		res, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"head", "-c", "3000000", "/dev/zero"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,10 +220,8 @@ func TestRun(t *testing.T) {
 	})
 	t.Run("timeout kills the process group", func(t *testing.T) {
 		start := time.Now()
-		res, err := r.a.Run(ctx, s.ID, api.RunRequest{
-			Argv:      []string{"sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!; sleep 60"},
-			TimeoutMS: 300,
-		})
+		res, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!; sleep 60"},
+			TimeoutMS: 300})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +248,7 @@ func TestRun(t *testing.T) {
 			{"echo before; sleep 30 & echo $!; echo after; exit 4", 4},
 		} {
 			start := time.Now()
-			res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"sh", "-c", c.script}})
+			res, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"sh", "-c", c.script}})
 			if err != nil {
 				t.Fatalf("%s: %v", c.script, err)
 			}
@@ -272,11 +270,11 @@ func TestRun(t *testing.T) {
 	})
 	t.Run("bad requests", func(t *testing.T) {
 		for _, argv := range [][]string{nil, {}, {""}} {
-			if _, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: argv}); !errors.Is(err, api.ErrBadRequest) {
+			if _, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: argv}); !errors.Is(err, api.ErrBadRequest) {
 				t.Errorf("Run(%q): %v, want bad_request", argv, err)
 			}
 		}
-		if _, err := r.a.Run(ctx, "nosuchsession", api.RunRequest{Argv: []string{"true"}}); !errors.Is(err, api.ErrNotFound) {
+		if _, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: "nosuchsession"}, Argv: []string{"true"}}); !errors.Is(err, api.ErrNotFound) {
 			t.Errorf("Run in an unknown session: %v, want not found", err)
 		}
 	})
@@ -291,15 +289,15 @@ func TestRunFollowsThePaneDirectory(t *testing.T) {
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"pwd"}})
+	res, err := r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"pwd"}})
 	if err != nil || res.Output != r.proj+"\n" {
 		t.Fatalf("pwd before cd: %+v %v, want %s", res, err, r.proj)
 	}
-	if err := r.a.SendText(ctx, s.ID, api.InputRequest{Text: "cd 'sub dir'", Enter: true}); err != nil {
+	if err := r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: s.ID}, Text: "cd 'sub dir'", Enter: true}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, 10*time.Second, "the pane to be in "+sub, func() bool {
-		res, err = r.a.Run(ctx, s.ID, api.RunRequest{Argv: []string{"pwd"}})
+		res, err = r.a.Run(ctx, api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"pwd"}})
 		return err == nil && res.Output == sub+"\n"
 	})
 }
@@ -311,7 +309,7 @@ func TestRunRelativeCommandPath(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(r.proj, "hello.sh"), []byte("#!/bin/sh\necho hello from $(pwd)\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.a.Run(ctxT(t), s.ID, api.RunRequest{Argv: []string{"./hello.sh"}})
+	res, err := r.a.Run(ctxT(t), api.RunRequest{SessionRef: api.SessionRef{ID: s.ID}, Argv: []string{"./hello.sh"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestPersistFailureKeepsChanges(t *testing.T) {
 	// Newer states while it fails, and a kill.
 	r.sendHook(header(a.ID), payload{"session_id": "c1", "hook_event_name": "Stop", "last_assistant_message": "the newest"})
 	w.status(a.ID, api.StatusReview)
-	if err := r.a.Kill(ctxT(t), b.ID); err != nil {
+	if err := r.a.Kill(ctxT(t), api.SessionRef{ID: b.ID}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -3,13 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
@@ -26,8 +20,12 @@ import (
 
 // screenView is what one read of a session's screen shows.
 type screenView struct {
-	// dialog is the dialog open at the bottom of the screen, if any.
-	dialog *claude.Prompt
+	// scr is the screen as claude.ReadScreen read it, from the capture text.
+	scr  claude.Screen
+	text string
+	// dialog is the dialog open at the bottom of the screen, if any, its
+	// kind and its fingerprint.
+	dialog *claude.Dialog
 	kind   string
 	fp     string
 	// input: Claude's prompt box is drawn (and no dialog covers it); draft
@@ -40,104 +38,27 @@ type screenView struct {
 
 // readScreen interprets a capture of Claude's screen.
 func readScreen(text string) screenView {
-	var v screenView
-	if p, ok := claude.ParsePrompt(text); ok {
-		v.dialog = &p
-		v.kind = dialogKind(p)
-		v.fp = fingerprint(v.kind, p)
-		return v
+	sc := claude.ReadScreen(text)
+	v := screenView{scr: sc, text: text, dialog: sc.Dialog, busy: sc.Busy}
+	if sc.Dialog != nil {
+		v.kind = sc.Dialog.Kind
+		v.fp = sc.Dialog.Fingerprint()
 	}
-	v.input, v.draft, v.busy = inputBox(text)
+	if sc.Input != nil {
+		v.input, v.draft = true, sc.Input.Draft
+	}
 	return v
 }
 
-// dialogKind tells which dialog a menu is by its words.
-func dialogKind(p claude.Prompt) string {
-	all := strings.ToLower(p.Title + "\n" + p.Body + "\n" + p.Question)
-	for _, o := range p.Options {
-		all += "\n" + strings.ToLower(o.Label)
+// question is what a dialog asks, for messages.
+func (v screenView) question() string {
+	if v.dialog == nil {
+		return ""
 	}
-	switch {
-	case strings.Contains(all, "trust this folder") || strings.Contains(all, "trust the files"):
-		return api.DialogTrust
-	case strings.Contains(all, "use this api key"):
-		return api.DialogAPIKey
-	case strings.Contains(all, "ready to execute") || strings.Contains(all, "would you like to proceed"):
-		return api.DialogPlan
-	case strings.Contains(all, "do you want to proceed") || strings.Contains(all, "do you want to make this edit") ||
-		strings.Contains(all, "do you want to create") || strings.Contains(all, "do you want to allow"):
-		return api.DialogPermission
+	if v.dialog.Question != "" {
+		return v.dialog.Question
 	}
-	return api.DialogChoice
-}
-
-// fingerprint identifies a dialog by what it asks, not by where its focus is.
-func fingerprint(kind string, p claude.Prompt) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", kind, p.Title, p.Body, p.Question)
-	for _, o := range p.Options {
-		fmt.Fprintf(h, "\x00%s", o.Label)
-	}
-	return hex.EncodeToString(h.Sum(nil)[:12])
-}
-
-// isRuleLine reports a horizontal rule: the borders of Claude's input box.
-func isRuleLine(l string) bool {
-	t := strings.TrimSpace(l)
-	return utf8.RuneCountInString(t) >= 10 && strings.Trim(t, "─━") == ""
-}
-
-// inputBox finds Claude's prompt box: a "❯" line right under a rule, the
-// box ending at the next rule. It returns what is typed in it, and whether
-// the spinner above it says Claude works.
-func inputBox(text string) (found bool, draft string, busy bool) {
-	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	for i := len(lines) - 1; i > 0; i-- {
-		l := strings.TrimRightFunc(lines[i], unicode.IsSpace)
-		rest, ok := strings.CutPrefix(l, "❯")
-		if !ok || !isRuleLine(lines[i-1]) {
-			continue
-		}
-		end := -1
-		for j := i + 1; j < len(lines) && j <= i+40; j++ {
-			if isRuleLine(lines[j]) {
-				end = j
-				break
-			}
-		}
-		if end < 0 {
-			return false, "", false
-		}
-		parts := []string{strings.TrimSpace(rest)}
-		for _, c := range lines[i+1 : end] {
-			parts = append(parts, strings.TrimSpace(c))
-		}
-		draft = strings.TrimSpace(strings.Join(parts, "\n"))
-		return true, draft, spinnerAbove(lines[:i-1])
-	}
-	return false, "", false
-}
-
-// spinnerAbove reports Claude's working line ("· Photosynthesizing… (3s")
-// just above the input box; a finished turn says "✻ Cogitated for 3s".
-func spinnerAbove(lines []string) bool {
-	seen := 0
-	for i := len(lines) - 1; i >= 0 && seen < 6; i-- {
-		t := strings.TrimSpace(lines[i])
-		if t == "" {
-			continue
-		}
-		seen++
-		r, size := utf8.DecodeRuneInString(t)
-		if !strings.ContainsRune("·✢✳✶✻✽*", r) {
-			continue
-		}
-		word := strings.TrimSpace(t[size:])
-		if i := strings.Index(word, "…"); i > 0 && !strings.Contains(word[:i], " ") {
-			return true
-		}
-	}
-	return false
+	return v.dialog.Title
 }
 
 // screenWait bounds one screen read.
@@ -151,7 +72,8 @@ func (a *Agent) look(ctx context.Context, id string) (screenView, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, screenWait)
 	defer cancel()
-	text, err := tm.Capture(ctx, target, tmux.CaptureOptions{})
+	// With escapes: the question on screen of several is marked by colour.
+	text, err := tm.Capture(ctx, target, tmux.CaptureOptions{Escapes: true})
 	if err != nil {
 		return screenView{}, a.tmuxErr(err)
 	}
@@ -182,14 +104,29 @@ func (a *Agent) observeLocked(s *session, v screenView) {
 // waitingOf describes a dialog read off the screen, under a fresh id (kept
 // by the engine if it is the dialog it already knows).
 func waitingOf(v screenView) *api.Waiting {
-	p := v.dialog
-	w := &api.Waiting{DialogID: newDialogID(), Kind: v.kind, Title: p.Title, Question: p.Question, Body: p.Body,
-		Options: make([]api.Option, len(p.Options))}
-	for i, o := range p.Options {
-		w.Options[i] = api.Option{Number: i + 1, Label: o.Label}
+	d := v.dialog
+	w := &api.Waiting{DialogID: newDialogID(), Kind: v.kind, Title: d.Title, Question: d.Question, Body: d.Body,
+		Tool: d.Tool, MultiSelect: d.MultiSelect, Plan: d.Plan, Options: make([]api.Option, len(d.Options))}
+	for i, o := range d.Options {
+		w.Options[i] = api.Option{Number: i + 1, Label: o.Label, Description: o.Description, Text: o.Text, Checked: o.Checked, Chat: o.Chat}
 	}
-	if v.kind == api.DialogPlan {
-		w.Plan = p.Body
+	switch d.Current {
+	case claude.CurrentSubmit:
+		w.Current = -1
+	case claude.CurrentUnknown:
+		// The screen did not say which tab is on: the first unanswered.
+		for i, done := range d.Answered {
+			if !done {
+				w.Current = i
+				break
+			}
+		}
+	default:
+		w.Current = d.Current
+	}
+	for _, f := range d.Fields {
+		w.Fields = append(w.Fields, api.Field{Name: f.Name, Kind: f.Kind, Value: f.Value, Missing: f.Missing,
+			Description: f.Description, Choices: f.Choices})
 	}
 	return w
 }
@@ -238,7 +175,7 @@ func (a *Agent) recheck(s *session) {
 			s, ok := a.sessions[id]
 			// Done once nothing waits on the screen: no held signal, and a
 			// needs-input has been seen drawn.
-			done := !ok || s.st.Deferred == nil && (s.st.Status != api.StatusNeedsInput || s.st.OnScreen != "")
+			done := !ok || len(s.st.Deferred) == 0 && (s.st.Status != api.StatusNeedsInput || s.st.OnScreen != "")
 			a.mu.Unlock()
 			if done {
 				return

@@ -70,6 +70,15 @@ func newTranscriptReader(path string) *transcriptReader {
 // path is the transcript's path, which never changes.
 func (r *transcriptReader) path() string { return r.tail.Path() }
 
+// track folds one signal into the session's state: the only caller of
+// status.Apply. It returns the status before, and what Apply said.
+func (s *session) track(ev status.Event) (api.Status, status.Outcome) {
+	prev := s.st.Status
+	ns, out := status.Apply(s.st, ev, now())
+	s.st = ns
+	return prev, out
+}
+
 // transcript is the path of the session's Claude transcript: the one
 // Claude reported, else where Claude keeps it for the conversation's id
 // (claudeDir: Claude's config directory); "" before Claude has an id.
@@ -98,6 +107,7 @@ func (s *session) toAPI() api.Session {
 		LastPrompt:      s.st.LastPrompt,
 		Usage:           s.usage,
 		Todos:           s.st.Todos,
+		Background:      s.st.Background,
 		ClaudePID:       s.claudePID,
 		TranscriptPath:  s.st.TranscriptPath,
 		Args:            s.args,

@@ -40,12 +40,21 @@ func hookEvent(p claude.HookPayload, at time.Time) (status.Event, bool) {
 		ev.Kind = status.HookSubagentStart
 	case claude.EventSubagentStop:
 		ev.Kind = status.HookSubagentStop
+	case claude.EventElicitation:
+		ev.Kind, ev.Message, ev.Tool = status.HookElicitation, p.Message, p.MCPServerName
+	case claude.EventElicitationResult:
+		ev.Kind = status.HookElicitationResult
+	case claude.EventTaskCreated:
+		ev.Kind, ev.TaskID, ev.TaskSubject = status.HookTaskCreated, p.TaskID, p.TaskSubject
+	case claude.EventTaskCompleted:
+		ev.Kind, ev.TaskID, ev.TaskSubject = status.HookTaskCompleted, p.TaskID, p.TaskSubject
 	case claude.EventPermissionRequest:
 		ev.Kind, ev.Tool, ev.ToolInput, ev.Suggestions = status.HookPermissionRequest, p.ToolName, p.ToolInput, p.PermissionSuggestions
 	case claude.EventNotification:
 		ev.Kind, ev.NotificationType, ev.Message = status.HookNotification, p.NotificationType, p.Message
 	case claude.EventStop:
 		ev.Kind, ev.Message = status.HookStop, p.LastAssistantMessage
+		ev.Background = backgroundOf(p.BackgroundTasks)
 	case claude.EventStopFailure:
 		ev.Kind, ev.ErrorKind, ev.Message = status.HookStopFailure, p.Error, p.LastAssistantMessage
 	case claude.EventPreCompact:
@@ -56,6 +65,25 @@ func hookEvent(p claude.HookPayload, at time.Time) (status.Event, bool) {
 		return ev, false
 	}
 	return ev, true
+}
+
+// maxBackground bounds the background work a session lists.
+const maxBackground = 32
+
+// backgroundOf is what still runs of Stop's background_tasks (never nil,
+// so that "none" is told from "the hook did not say" only by the payload).
+func backgroundOf(tasks []claude.BackgroundTask) []api.BackgroundTask {
+	if tasks == nil {
+		return nil
+	}
+	out := []api.BackgroundTask{}
+	for _, t := range tasks {
+		if t.Status != "" && t.Status != "running" || len(out) == maxBackground {
+			continue
+		}
+		out = append(out, api.BackgroundTask{Type: t.Type, Description: clip(t.Description, 200), Command: clip(t.Command, 500)})
+	}
+	return out
 }
 
 // onDelivery handles one hook or status line delivery. The payload is

@@ -187,7 +187,8 @@ const (
 // Timeline returns the readable view of a session's transcript: its last
 // items. Read on demand from the transcript's tail, so nothing is held in
 // memory for sessions nobody reads.
-func (a *Agent) Timeline(ctx context.Context, id string) (api.Timeline, error) {
+func (a *Agent) Timeline(ctx context.Context, req api.SessionRef) (api.Timeline, error) {
+	id := req.ID
 	a.mu.Lock()
 	s, err := a.getLocked(id)
 	if err != nil {

@@ -59,7 +59,7 @@ func (r *rig) view(id string, cols, rows int, until string) (out []byte, redraws
 // print runs a command in shell session id.
 func (r *rig) print(id, cmd string) {
 	r.t.Helper()
-	if err := r.a.SendText(ctxT(r.t), id, api.InputRequest{Text: cmd, Enter: true}); err != nil {
+	if err := r.a.SendText(ctxT(r.t), api.InputRequest{SessionRef: api.SessionRef{ID: id}, Text: cmd, Enter: true}); err != nil {
 		r.t.Fatal(err)
 	}
 }

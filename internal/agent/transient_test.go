@@ -116,7 +116,7 @@ func TestTmuxEMFILELeavesSessionsAlone(t *testing.T) {
 		b, _ := os.ReadFile(flag)
 		return strings.Count(string(b), "\n") >= 5
 	})
-	err = r.a.SendText(ctx, sh.ID, api.InputRequest{Text: "echo x", Enter: true})
+	err = r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: sh.ID}, Text: "echo x", Enter: true})
 	if !errors.Is(err, api.ErrUnavailable) {
 		t.Errorf("SendText while tmux fails: %v, want unavailable", err)
 	}
@@ -136,7 +136,7 @@ func TestTmuxEMFILELeavesSessionsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, 15*time.Second, "SendText to work again", func() bool {
-		return r.a.SendText(ctx, sh.ID, api.InputRequest{Text: "echo back-$((20+22))", Enter: true}) == nil
+		return r.a.SendText(ctx, api.InputRequest{SessionRef: api.SessionRef{ID: sh.ID}, Text: "echo back-$((20+22))", Enter: true}) == nil
 	})
 	r.waitScreen(sh.ID, "back-42")
 	if after := panePIDs(t, r.a); fmt.Sprint(after) != fmt.Sprint(before) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/lifetime"
 	"github.com/corral-dev/corral/internal/link"
@@ -51,8 +52,6 @@ func Hello() link.Msg {
 	return link.Msg{
 		T: link.TypeHello, Protocol: link.Protocol, Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH,
 		Version: version.String(),
-		Capabilities: []string{link.CapSessions, link.CapTerminal, link.CapRun, link.CapDirs, link.CapResumable,
-			link.CapDownload, link.CapTimeline},
 	}
 }
 
@@ -83,6 +82,7 @@ type conn struct {
 	log  *slog.Logger
 	peer *link.Peer
 	ctx  context.Context
+	mux  *backend.Mux
 	// g owns the connection's goroutines: the event forwarder, the
 	// requests in progress and the terminal pumps.
 	g lifetime.Group
@@ -130,6 +130,7 @@ func Serve(ctx context.Context, c link.Conn, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}, reqs: map[uint64]*request{}, sentWake: make(chan struct{})}
+	cn.mux = cn.ops()
 	cn.peer = link.NewPeer(c, link.Options{OnMsg: cn.onMsg, OnFrame: cn.onFrame,
 		Heartbeat: time.Duration(welcome.HeartbeatMS) * time.Millisecond})
 	cn.g.Go(func() { cn.forwardEvents(ctx) })
@@ -278,156 +279,60 @@ func (cn *conn) onFrame(f link.Frame) {
 
 // sessionDir is a session's directory, for the policy.
 func (cn *conn) sessionDir(ctx context.Context, id string) (string, bool) {
-	s, err := cn.o.Agent.Session(ctx, id)
+	s, err := cn.o.Agent.Session(ctx, api.SessionRef{ID: id})
 	return s.Dir, err == nil
 }
 
-// handle runs one request against the agent, once the policy allows it.
-func (cn *conn) handle(ctx context.Context, m link.Msg) (any, error) {
-	res, err := cn.do(ctx, m)
-	if errors.Is(err, api.ErrPolicyDenied) {
-		cn.log.Warn("the hub asked for what this machine's policy does not allow; refused", "op", m.Op, "err", err)
-	}
-	return res, err
-}
-
-// decode reads a request's args and checks them against the policy.
-func (cn *conn) decode(ctx context.Context, m link.Msg, args any) error {
-	if err := m.DecodeArgs(args); err != nil {
-		return err
-	}
-	return cn.o.Policy.check(ctx, cn, m.Op, args)
-}
-
-func (cn *conn) do(ctx context.Context, m link.Msg) (any, error) {
-	ag := cn.o.Agent
-	switch m.Op {
-	case link.OpCreate:
-		var a api.CreateRequest
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return ag.Create(ctx, a)
-	case link.OpKill:
-		var a link.IDArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return link.Empty{}, ag.Kill(ctx, a.ID)
-	case link.OpRename:
-		var a link.RenameArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return ag.Rename(ctx, a.ID, a.Name)
-	case link.OpInput:
-		var a link.InputArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return link.Empty{}, ag.SendText(ctx, a.ID, api.InputRequest{Text: a.Text, Enter: a.Enter, ClearDraft: a.ClearDraft})
-	case link.OpAnswer:
-		var a link.AnswerArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return ag.Answer(ctx, a.ID, a.AnswerRequest)
-	case link.OpRestart:
-		var a link.RestartArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return ag.Restart(ctx, a.ID, api.RestartRequest{Resume: a.Resume})
-	case link.OpKeys:
-		var a link.KeysArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return link.Empty{}, ag.SendKeys(ctx, a.ID, a.Keys)
-	case link.OpViewed:
-		var a link.IDArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return link.Empty{}, ag.Viewed(ctx, a.ID)
-	case link.OpCapture:
-		var a link.CaptureArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return ag.Capture(ctx, a.ID, a.History)
-	case link.OpRun:
-		var a link.RunArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return ag.Run(ctx, a.ID, api.RunRequest{Argv: a.Argv, TimeoutMS: a.TimeoutMS})
-	case link.OpDirs:
-		var a link.DirsArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return ag.ListDir(ctx, "", a.Path)
-	case link.OpResumable:
-		var a link.ResumableArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return ag.Resumable(ctx, "", a.Dir)
-	case link.OpTimeline:
-		var a link.IDArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return ag.Timeline(ctx, a.ID)
-	case link.OpDownload:
-		var a link.DownloadArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return ag.Download(ctx, a.ID, api.DownloadRequest{URL: a.URL, Path: a.Path, Overwrite: a.Overwrite, MaxBytes: a.MaxBytes})
-	case link.OpTermOpen:
-		var a link.TermOpenArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		return cn.openStream(ctx, a)
-	case link.OpTermClose:
-		var a link.TermCloseArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
-		cn.closeStream(a.Stream, false)
-		return link.Empty{}, nil
-	case link.OpTermResize:
-		var a link.TermResizeArgs
-		if err := cn.decode(ctx, m, &a); err != nil {
-			return nil, err
-		}
+// ops is this connection's table: the agent's operations, and the link's
+// own, which act on this connection's terminal streams.
+func (cn *conn) ops() *backend.Mux {
+	m := cn.o.Agent.Mux().Clone()
+	backend.Handle(m, api.OpTermOpen, cn.openStream)
+	backend.HandleNone(m, api.OpTermClose, func(_ context.Context, r api.TermCloseRequest) error {
+		cn.closeStream(r.Stream, false)
+		return nil
+	})
+	backend.HandleNone(m, api.OpTermResize, func(_ context.Context, r api.TermResizeRequest) error {
 		cn.mu.Lock()
-		ls := cn.streams[a.Stream]
+		ls := cn.streams[r.Stream]
 		cn.mu.Unlock()
 		if ls == nil {
-			return nil, api.Errorf(api.CodeNotFound, "no terminal stream %d", a.Stream)
+			return api.Errorf(api.CodeNotFound, "no terminal stream %d", r.Stream)
 		}
-		return link.Empty{}, ls.st.Resize(a.Cols, a.Rows)
+		return ls.st.Resize(r.Cols, r.Rows)
+	})
+	return m
+}
+
+// handle runs one request: its args decoded strictly, then checked against
+// the policy (which denies every op it does not name), then served.
+func (cn *conn) handle(ctx context.Context, m link.Msg) (any, error) {
+	req, err := cn.mux.Decode(m.Op, m.Args)
+	if err != nil {
+		return nil, err
 	}
-	return nil, api.Errorf(api.CodeBadRequest, "unknown op %q", m.Op)
+	if err := cn.o.Policy.check(ctx, cn, m.Op, req); err != nil {
+		if errors.Is(err, api.ErrPolicyDenied) {
+			cn.log.Warn("the hub asked for what this machine's policy does not allow; refused", "op", m.Op, "err", err)
+		}
+		return nil, err
+	}
+	return cn.mux.Serve(ctx, m.Op, req)
 }
 
 // openStream attaches a terminal and starts sending its output.
-func (cn *conn) openStream(ctx context.Context, a link.TermOpenArgs) (link.TermOpenResult, error) {
+func (cn *conn) openStream(ctx context.Context, a api.TermOpenRequest) (api.TermOpenResult, error) {
 	if a.Stream == 0 {
-		return link.TermOpenResult{}, api.Errorf(api.CodeBadRequest, "stream number 0")
+		return api.TermOpenResult{}, api.Errorf(api.CodeBadRequest, "stream number 0")
 	}
 	st, from, reset, err := cn.o.Agent.OpenTerminal(ctx, a.ID, a.Cols, a.Rows, a.Resume, a.Offset)
 	if err != nil {
-		return link.TermOpenResult{}, err
+		return api.TermOpenResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		// The hub gave up on it: nobody will read it. Never attached, the
 		// stream goes with the agent's sweep after the grace period.
-		return link.TermOpenResult{}, err
+		return api.TermOpenResult{}, err
 	}
 	sctx, cancel := context.WithCancel(cn.ctx)
 	ls := &linkStream{num: a.Stream, session: a.ID, st: st, cancel: cancel, acked: from, wake: make(chan struct{})}
@@ -441,9 +346,9 @@ func (cn *conn) openStream(ctx context.Context, a link.TermOpenArgs) (link.TermO
 	st.Attach()
 	if !cn.g.Go(func() { cn.pump(sctx, ls, from) }) {
 		cn.closeStream(a.Stream, false)
-		return link.TermOpenResult{}, api.Errorf(api.CodeUnavailable, "the link is closing")
+		return api.TermOpenResult{}, api.Errorf(api.CodeUnavailable, "the link is closing")
 	}
-	return link.TermOpenResult{StreamID: st.StreamID(), Offset: from, Reset: reset}, nil
+	return api.TermOpenResult{StreamID: st.StreamID(), Offset: from, Reset: reset}, nil
 }
 
 // pump sends a stream's output, never more than Window beyond what the hub

@@ -15,6 +15,7 @@ import (
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/agentlink"
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/hub"
@@ -113,7 +114,7 @@ func goroutinesIn(pkg string) int {
 func TestCancelDownloadAcrossTheLink(t *testing.T) {
 	j := join(t)
 	proj := t.TempDir()
-	sess, err := j.hub.Create(userCtx(t), api.CreateRequest{Dir: proj, Shell: true})
+	sess, err := backend.Call(userCtx(t), j.hub, api.OpCreate, api.CreateRequest{Dir: proj, Shell: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestCancelDownloadAcrossTheLink(t *testing.T) {
 	ctx, cancel := context.WithCancel(userCtx(t))
 	res := make(chan error, 1)
 	go func() {
-		_, err := j.hub.Download(ctx, sess.ID, api.DownloadRequest{URL: slow.URL + "/big.bin"})
+		_, err := backend.Call(ctx, j.hub, api.OpDownload, api.DownloadRequest{SessionRef: api.SessionRef{ID: sess.ID}, URL: slow.URL + "/big.bin"})
 		res <- err
 	}()
 	select {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
-	"github.com/corral-dev/corral/internal/link"
 )
 
 // Policy is what a machine's owner lets its hub do (docs/security.md). The
@@ -67,11 +66,11 @@ func denied(flag, format string, args ...any) error {
 
 // check refuses what the policy does not allow, and rewrites what it
 // resolved (a session's directory) so the agent acts on what was checked.
-// args points to the request's decoded arguments.
-func (p Policy) check(ctx context.Context, ag sessionDirs, op string, args any) error {
+// req points to the decoded request (backend.Mux.Decode).
+func (p Policy) check(ctx context.Context, ag sessionDirs, op string, req any) error {
 	switch op {
-	case link.OpCreate:
-		a := args.(*api.CreateRequest)
+	case api.OpCreate.Name:
+		a := req.(*api.CreateRequest)
 		if a.Dir == "" || strings.ContainsRune(a.Dir, 0) {
 			return nil // the agent says what is wrong
 		}
@@ -89,32 +88,33 @@ func (p Policy) check(ctx context.Context, ag sessionDirs, op string, args any) 
 		}
 		a.Dir = dir
 		return p.claudeArgs(a.Args, dir)
-	case link.OpRun:
+	case api.OpRun.Name:
 		if !p.AllowRun {
 			return denied(FlagAllowRun, "run commands")
 		}
 		return nil
-	case link.OpDirs:
-		a := args.(*link.DirsArgs)
+	case api.OpDirs.Name:
+		a := req.(*api.DirsRequest)
 		if a.Path == "" || !filepath.IsAbs(a.Path) {
 			return nil // the roots themselves, or the agent's bad_request
 		}
 		return p.within(a.Path, "list")
-	case link.OpResumable:
-		a := args.(*link.ResumableArgs)
+	case api.OpResumable.Name:
+		a := req.(*api.ResumableRequest)
 		if !filepath.IsAbs(a.Dir) {
 			return nil // the agent's bad_request
 		}
 		return p.within(a.Dir, "read the conversations of")
-	case link.OpDownload:
-		a := args.(*link.DownloadArgs)
+	case api.OpDownload.Name:
+		a := req.(*api.DownloadRequest)
 		dir, ok := ag.sessionDir(ctx, a.ID)
 		if !ok {
 			return nil // the agent's not_found
 		}
 		return p.within(dir, "download into")
-	case link.OpKill, link.OpRename, link.OpInput, link.OpKeys, link.OpAnswer, link.OpRestart, link.OpViewed, link.OpCapture,
-		link.OpTimeline, link.OpTermOpen, link.OpTermClose, link.OpTermResize:
+	case api.OpKill.Name, api.OpRename.Name, api.OpInput.Name, api.OpKeys.Name, api.OpAnswer.Name, api.OpRestart.Name,
+		api.OpViewed.Name, api.OpCapture.Name, api.OpTimeline.Name,
+		api.OpTermOpen.Name, api.OpTermClose.Name, api.OpTermResize.Name:
 		// What a person does in the dashboard, on sessions the hub
 		// already sees.
 		return nil

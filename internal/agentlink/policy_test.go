@@ -5,11 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/link"
 )
 
 type dirs map[string]string
@@ -52,22 +52,22 @@ func TestPolicy(t *testing.T) {
 	// Creating: inside the roots, symlinks resolved, ~ expanded; the
 	// request is rewritten to what was checked.
 	cr := &api.CreateRequest{Dir: filepath.Join(out, "back-in")}
-	allowed("a symlink from outside into the roots", check(link.OpCreate, cr))
+	allowed("a symlink from outside into the roots", check(api.OpCreate.Name, cr))
 	if cr.Dir != filepath.Join(root, "app") {
 		t.Errorf("the dir was not rewritten to the resolved one: %s", cr.Dir)
 	}
 	cr = &api.CreateRequest{Dir: "~/app"}
-	allowed("~/app", check(link.OpCreate, cr))
+	allowed("~/app", check(api.OpCreate.Name, cr))
 	if cr.Dir != filepath.Join(root, "app") {
 		t.Errorf("~/app became %s", cr.Dir)
 	}
 	for _, d := range []string{"/", out, filepath.Join(root, "escape"), filepath.Join(root, "app", "..", ".."), filepath.Join(root, "dangling")} {
-		err := check(link.OpCreate, &api.CreateRequest{Dir: d})
+		err := check(api.OpCreate.Name, &api.CreateRequest{Dir: d})
 		if !errors.Is(err, api.ErrPolicyDenied) && !errors.Is(err, api.ErrBadRequest) {
 			t.Errorf("create in %s: %v, want refused", d, err)
 		}
 	}
-	denied("a root's look-alike", check(link.OpCreate, &api.CreateRequest{Dir: root + "-evil"}), "--root")
+	denied("a root's look-alike", check(api.OpCreate.Name, &api.CreateRequest{Dir: root + "-evil"}), "--root")
 	// Outside the roots, a folder that does not exist, one that may not be
 	// read and a dangling symlink all get the same answer.
 	os.Symlink(filepath.Join(base, "nothing"), filepath.Join(out, "dangling"))
@@ -76,36 +76,36 @@ func TestPolicy(t *testing.T) {
 	os.Chmod(locked, 0)
 	defer os.Chmod(locked, 0o700)
 	for _, d := range []string{filepath.Join(out, "nosuch"), filepath.Join(out, "dangling"), filepath.Join(locked, "in")} {
-		denied("create in "+d, check(link.OpCreate, &api.CreateRequest{Dir: d}), "--root")
+		denied("create in "+d, check(api.OpCreate.Name, &api.CreateRequest{Dir: d}), "--root")
 	}
 
 	// Listing and resumable: the same whether or not the path exists.
-	denied("dirs /", check(link.OpDirs, &link.DirsArgs{Path: "/"}), "--root")
-	denied("dirs of a missing path outside", check(link.OpDirs, &link.DirsArgs{Path: filepath.Join(out, "no", "such")}), "--root")
-	allowed("dirs of a missing path inside", check(link.OpDirs, &link.DirsArgs{Path: filepath.Join(root, "no", "such")}))
-	allowed("dirs of the roots", check(link.OpDirs, &link.DirsArgs{Path: ""}))
-	denied("resumable of a symlink out", check(link.OpResumable, &link.ResumableArgs{Dir: filepath.Join(root, "escape")}), "--root")
-	allowed("resumable inside", check(link.OpResumable, &link.ResumableArgs{Dir: filepath.Join(root, "app")}))
+	denied("dirs /", check(api.OpDirs.Name, &api.DirsRequest{Path: "/"}), "--root")
+	denied("dirs of a missing path outside", check(api.OpDirs.Name, &api.DirsRequest{Path: filepath.Join(out, "no", "such")}), "--root")
+	allowed("dirs of a missing path inside", check(api.OpDirs.Name, &api.DirsRequest{Path: filepath.Join(root, "no", "such")}))
+	allowed("dirs of the roots", check(api.OpDirs.Name, &api.DirsRequest{Path: ""}))
+	denied("resumable of a symlink out", check(api.OpResumable.Name, &api.ResumableRequest{Dir: filepath.Join(root, "escape")}), "--root")
+	allowed("resumable inside", check(api.OpResumable.Name, &api.ResumableRequest{Dir: filepath.Join(root, "app")}))
 
 	// Downloads go into the session's directory, which must be inside.
-	denied("a download into a session outside", check(link.OpDownload, &link.DownloadArgs{ID: "out"}), "--root")
-	allowed("a download into a session inside", check(link.OpDownload, &link.DownloadArgs{ID: "in"}))
-	allowed("a download into no session (the agent says not_found)", check(link.OpDownload, &link.DownloadArgs{ID: "nosuch"}))
+	denied("a download into a session outside", check(api.OpDownload.Name, &api.DownloadRequest{SessionRef: api.SessionRef{ID: "out"}}), "--root")
+	allowed("a download into a session inside", check(api.OpDownload.Name, &api.DownloadRequest{SessionRef: api.SessionRef{ID: "in"}}))
+	allowed("a download into no session (the agent says not_found)", check(api.OpDownload.Name, &api.DownloadRequest{SessionRef: api.SessionRef{ID: "nosuch"}}))
 
 	// Run and claude arguments: off unless allowed.
-	denied("run", check(link.OpRun, &link.RunArgs{ID: "in"}), "--allow-run")
-	denied("claude args", check(link.OpCreate, &api.CreateRequest{Dir: root, Args: []string{"--model", "x"}}), "--allow-claude-args")
+	denied("run", check(api.OpRun.Name, &api.RunRequest{SessionRef: api.SessionRef{ID: "in"}}), "--allow-run")
+	denied("claude args", check(api.OpCreate.Name, &api.CreateRequest{Dir: root, Args: []string{"--model", "x"}}), "--allow-claude-args")
 	p.AllowRun, p.AllowClaudeArgs = true, true
-	allowed("run, allowed", check(link.OpRun, &link.RunArgs{ID: "in"}))
-	allowed("claude args, allowed", check(link.OpCreate, &api.CreateRequest{Dir: root, Args: []string{"--model", "x", "--add-dir", "app"}}))
-	denied("--dangerously-skip-permissions", check(link.OpCreate, &api.CreateRequest{Dir: root, Args: []string{"--dangerously-skip-permissions"}}), "--allow-dangerous-claude-args")
-	denied("--add-dir out of the roots", check(link.OpCreate, &api.CreateRequest{Dir: root, Args: []string{"--add-dir", "escape"}}), "--allow-dangerous-claude-args")
+	allowed("run, allowed", check(api.OpRun.Name, &api.RunRequest{SessionRef: api.SessionRef{ID: "in"}}))
+	allowed("claude args, allowed", check(api.OpCreate.Name, &api.CreateRequest{Dir: root, Args: []string{"--model", "x", "--add-dir", "app"}}))
+	denied("--dangerously-skip-permissions", check(api.OpCreate.Name, &api.CreateRequest{Dir: root, Args: []string{"--dangerously-skip-permissions"}}), "--allow-dangerous-claude-args")
+	denied("--add-dir out of the roots", check(api.OpCreate.Name, &api.CreateRequest{Dir: root, Args: []string{"--add-dir", "escape"}}), "--allow-dangerous-claude-args")
 	p.AllowDangerousArgs = true
-	allowed("--dangerously-skip-permissions, allowed", check(link.OpCreate, &api.CreateRequest{Dir: root, Args: []string{"--dangerously-skip-permissions"}}))
+	allowed("--dangerously-skip-permissions, allowed", check(api.OpCreate.Name, &api.CreateRequest{Dir: root, Args: []string{"--dangerously-skip-permissions"}}))
 
 	// Always allowed: what a person does in the dashboard.
-	for _, op := range []string{link.OpKill, link.OpRename, link.OpInput, link.OpKeys, link.OpAnswer, link.OpRestart, link.OpViewed,
-		link.OpCapture, link.OpTimeline, link.OpTermOpen, link.OpTermClose, link.OpTermResize} {
+	for _, op := range []string{api.OpKill.Name, api.OpRename.Name, api.OpInput.Name, api.OpKeys.Name, api.OpAnswer.Name, api.OpRestart.Name, api.OpViewed.Name,
+		api.OpCapture.Name, api.OpTimeline.Name, api.OpTermOpen.Name, api.OpTermClose.Name, api.OpTermResize.Name} {
 		allowed(op, check(op, nil))
 	}
 	// Deny by default: an op the policy does not know.
@@ -115,18 +115,31 @@ func TestPolicy(t *testing.T) {
 
 	// corral serve: everything.
 	full := FullPolicy()
-	if err := full.check(ctx, sessions, link.OpCreate, &api.CreateRequest{Dir: "/", Args: []string{"--dangerously-skip-permissions"}}); err != nil {
+	if err := full.check(ctx, sessions, api.OpCreate.Name, &api.CreateRequest{Dir: "/", Args: []string{"--dangerously-skip-permissions"}}); err != nil {
 		t.Errorf("full policy: %v", err)
 	}
-	if err := full.check(ctx, sessions, link.OpRun, &link.RunArgs{}); err != nil {
+	if err := full.check(ctx, sessions, api.OpRun.Name, &api.RunRequest{}); err != nil {
 		t.Errorf("full policy: %v", err)
+	}
+}
+
+// Every op the hub may send has a rule of its own; the local ops, which a
+// hub answers itself, have none and are refused.
+func TestPolicyCoversOps(t *testing.T) {
+	p := Policy{Roots: []string{t.TempDir()}}
+	for _, o := range api.Ops() {
+		err := p.check(context.Background(), dirs{}, o.Name, reflect.New(o.Request).Interface())
+		noRule := err != nil && strings.Contains(err.Error(), "has no policy")
+		if noRule != (o.Scope == api.ScopeLocal) {
+			t.Errorf("%s (%s): %v", o.Name, o.Scope, err)
+		}
 	}
 }
 
 // The zero policy with no roots lets the hub start nothing anywhere.
 func TestPolicyNoRoots(t *testing.T) {
 	var p Policy
-	err := p.check(context.Background(), dirs{}, link.OpCreate, &api.CreateRequest{Dir: t.TempDir()})
+	err := p.check(context.Background(), dirs{}, api.OpCreate.Name, &api.CreateRequest{Dir: t.TempDir()})
 	if !errors.Is(err, api.ErrPolicyDenied) || !strings.Contains(err.Error(), "no directory") {
 		t.Errorf("%v", err)
 	}

@@ -77,7 +77,12 @@ const (
 	DialogPlan        = "plan"        // ExitPlanMode: Plan and how to go on
 	DialogTrust       = "trust"       // trust the files in this folder (at start)
 	DialogAPIKey      = "api_key"     // use this API key (at start)
-	DialogElicitation = "elicitation" // an MCP server asks for input
+	DialogElicitation = "elicitation" // an MCP server asks for input (Fields, or options)
+	// Other dialogs at start: the --dangerously-skip-permissions warning, a
+	// project's .mcp.json server to approve, errors in Claude's settings.
+	DialogBypass        = "bypass_permissions"
+	DialogMCPServer     = "mcp_server"
+	DialogSettingsError = "settings_error"
 	// DialogChoice is any other menu Claude shows: corral sees a choice on
 	// the screen but not which one. It is answered by its options like any
 	// other.
@@ -92,7 +97,7 @@ type Waiting struct {
 	// dialog has been read off the screen.
 	DialogID string `json:"dialog_id,omitempty"`
 	// Kind is one of the Dialog* kinds.
-	Kind    string          `json:"kind"`
+	Kind    string          `json:"kind" ts:"DialogKind"`
 	Tool    string          `json:"tool,omitempty"`
 	Input   json.RawMessage `json:"input,omitempty"`
 	Message string          `json:"message,omitempty"`
@@ -113,6 +118,8 @@ type Waiting struct {
 	Current   int        `json:"current,omitempty"`
 	// Plan is ExitPlanMode's plan (markdown).
 	Plan string `json:"plan,omitempty"`
+	// Fields are an MCP elicitation form's fields.
+	Fields []Field `json:"fields,omitempty"`
 	// Summary says what the dialog asks in a few words (Describe).
 	Summary string `json:"summary,omitempty"`
 }
@@ -128,6 +135,20 @@ type Option struct {
 	Text bool `json:"text,omitempty"`
 	// Checked is a multi-select option's state; nil elsewhere.
 	Checked *bool `json:"checked,omitempty"`
+	// Chat is AskUserQuestion's "Chat about this": it declines the
+	// questions so that the person can talk to Claude instead.
+	Chat bool `json:"chat,omitempty"`
+}
+
+// Field is one field of an MCP elicitation form.
+type Field struct {
+	Name string `json:"name"`
+	// Kind is "text", "boolean" or "choice".
+	Kind        string   `json:"kind"`
+	Value       string   `json:"value,omitempty"`
+	Missing     bool     `json:"missing,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Choices     []string `json:"choices,omitempty"`
 }
 
 // Question is one question of an AskUserQuestion call.
@@ -153,7 +174,16 @@ type Subagent struct {
 	Background bool `json:"background,omitempty"`
 }
 
-// Todos is a session's TodoWrite progress.
+// BackgroundTask is background work a session's Claude runs after its turn
+// (Stop's background_tasks): a subagent or a shell command.
+type BackgroundTask struct {
+	Type        string `json:"type"` // "subagent", "shell"
+	Description string `json:"description,omitempty"`
+	Command     string `json:"command,omitempty"`
+}
+
+// Todos is a session's task list progress (TaskCreate/TaskUpdate, or
+// TodoWrite).
 type Todos struct {
 	Done  int `json:"done"`
 	Total int `json:"total"`
@@ -194,14 +224,17 @@ type Session struct {
 	LastMessage     string    `json:"last_message,omitempty"`
 	LastPrompt      string    `json:"last_prompt,omitempty"`
 	Usage           Usage     `json:"usage"`
-	// Subagents are the subagents running now; Todos the TodoWrite list.
-	Subagents      []Subagent `json:"subagents,omitempty"`
-	Todos          *Todos     `json:"todos,omitempty"`
-	ClaudePID      int        `json:"claude_pid,omitempty"`
-	TranscriptPath string     `json:"transcript_path,omitempty"`
-	Args           []string   `json:"args,omitempty"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
+	// Subagents are the subagents running now; Todos the task list's
+	// progress; Background the background work still running after the
+	// last turn (background agents keep the session busy; shells do not).
+	Subagents      []Subagent       `json:"subagents,omitempty"`
+	Todos          *Todos           `json:"todos,omitempty"`
+	Background     []BackgroundTask `json:"background,omitempty"`
+	ClaudePID      int              `json:"claude_pid,omitempty"`
+	TranscriptPath string           `json:"transcript_path,omitempty"`
+	Args           []string         `json:"args,omitempty"`
+	CreatedAt      time.Time        `json:"created_at"`
+	UpdatedAt      time.Time        `json:"updated_at"`
 	// Offline: the session's device is not connected to the hub; this is
 	// its last known state.
 	Offline bool `json:"offline,omitempty"`
@@ -222,6 +255,7 @@ type CreateRequest struct {
 
 // RenameRequest renames a session.
 type RenameRequest struct {
+	SessionRef
 	Name string `json:"name"`
 }
 
@@ -230,6 +264,7 @@ type RenameRequest struct {
 // input box holds a draft typed elsewhere (draft_present; ClearDraft clears
 // it first), and when corral cannot see the input box (screen_unclear).
 type InputRequest struct {
+	SessionRef
 	Text  string `json:"text"`
 	Enter bool   `json:"enter"`
 	// ClearDraft: the person chose to replace a draft left in the input box.
@@ -242,12 +277,19 @@ type InputRequest struct {
 // (several, for a multi-select), Choice ("yes", "no", "always": the option
 // that says so) or Text alone (the dialog's text option, e.g. "Type
 // something"); Text with Option types into that option.
+//
+// An elicitation form is answered with Option 1 (Accept) and Fields (values
+// by field name; "true"/"false" for a boolean, a choice's label), or Option 2
+// (Decline); Cancel presses Escape where the dialog offers "Esc to cancel".
 type AnswerRequest struct {
-	Dialog  string `json:"dialog"`
-	Option  int    `json:"option,omitempty"`
-	Options []int  `json:"options,omitempty"`
-	Choice  string `json:"choice,omitempty"`
-	Text    string `json:"text,omitempty"`
+	SessionRef
+	Dialog  string            `json:"dialog"`
+	Option  int               `json:"option,omitempty"`
+	Options []int             `json:"options,omitempty"`
+	Choice  string            `json:"choice,omitempty" ts:"'yes' | 'no' | 'always'"`
+	Text    string            `json:"text,omitempty"`
+	Fields  map[string]string `json:"fields,omitempty"`
+	Cancel  bool              `json:"cancel,omitempty"`
 }
 
 // AnswerResult says what an answer did.
@@ -259,11 +301,13 @@ type AnswerResult struct {
 // RestartRequest starts Claude again in an exited session's pane: a new
 // conversation, or with Resume the session's last one.
 type RestartRequest struct {
+	SessionRef
 	Resume bool `json:"resume,omitempty"`
 }
 
 // KeysRequest presses tmux-named keys (Enter, Escape, Up, C-c, 1 ...).
 type KeysRequest struct {
+	SessionRef
 	Keys []string `json:"keys"`
 }
 
@@ -278,6 +322,7 @@ type Screen struct {
 // RunRequest runs a command beside a session (in its directory, with its
 // environment), not inside the pane.
 type RunRequest struct {
+	SessionRef
 	Argv      []string `json:"argv"`
 	TimeoutMS int      `json:"timeout_ms,omitempty"`
 }
@@ -294,6 +339,7 @@ type RunResult struct {
 // DownloadRequest fetches a URL (http(s) or s3://bucket/key) into a
 // session's directory.
 type DownloadRequest struct {
+	SessionRef
 	URL string `json:"url"`
 	// Path is relative to the session's directory; empty: the URL's name.
 	Path      string `json:"path,omitempty"`
@@ -480,6 +526,12 @@ func (w *Waiting) Describe() string {
 		return "Trust the files in this folder?"
 	case DialogAPIKey:
 		return "Use this API key?"
+	case DialogBypass:
+		return "Start in bypass-permissions mode?"
+	case DialogMCPServer:
+		return "Use the MCP server this project names?"
+	case DialogSettingsError:
+		return "Claude's settings have errors: go on?"
 	case DialogElicitation:
 		if w.Message != "" {
 			return "An MCP server asks: " + w.Message

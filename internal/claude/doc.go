@@ -3,7 +3,9 @@
 // hand it: hook payloads, the live-session files in ~/.claude/sessions,
 // conversation transcripts (JSONL under ~/.claude/projects), the status-line
 // input, the settings file that registers corral's hooks, the list of
-// resumable sessions, and the permission prompt on the pane's screen.
+// resumable sessions, and what the pane's screen shows: ReadScreen tells
+// which dialog is open (or the input box and its draft), and Dialog.Keys
+// plans the keys that answer it from that screen alone.
 //
 // Everything here is pure parsing and small file helpers: no state is kept
 // between calls except in the values callers hold (Tailer, UsageTotals,
@@ -18,5 +20,6 @@
 //
 // The real artifacts this package is tested against are in
 // testdata/claude-code-2.1.197 at the top of the repository; README.md there
-// explains each step of the recorded scenario.
+// explains each step of the recorded scenario, and flows/ holds a recording
+// of every dialog.
 package claude

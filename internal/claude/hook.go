@@ -22,11 +22,18 @@ const (
 	EventPostCompact        = "PostCompact"
 	EventSubagentStart      = "SubagentStart"
 	EventSubagentStop       = "SubagentStop"
+	EventElicitation        = "Elicitation"
+	EventElicitationResult  = "ElicitationResult"
+	EventTaskCreated        = "TaskCreated"
+	EventTaskCompleted      = "TaskCompleted"
 )
 
 // HookEvents returns the events corral registers a hook for, in a fresh
 // slice. SubagentStart and SubagentStop never end a turn (SubagentStop also
-// fires inside /compact), but they say which subagents run.
+// fires inside /compact), but they say which subagents run; Elicitation
+// opens an MCP server's dialog at once (its Notification comes ~6 s later);
+// TaskCreated and TaskCompleted are the task list's progress (TodoWrite is
+// off in 2.1.197).
 func HookEvents() []string {
 	return []string{
 		EventSessionStart,
@@ -43,6 +50,10 @@ func HookEvents() []string {
 		EventPostCompact,
 		EventSubagentStart,
 		EventSubagentStop,
+		EventElicitation,
+		EventElicitationResult,
+		EventTaskCreated,
+		EventTaskCompleted,
 	}
 }
 
@@ -132,6 +143,29 @@ type HookPayload struct {
 
 	// Effort is the reasoning effort, e.g. {"level":"high"}, verbatim.
 	Effort json.RawMessage `json:"effort,omitempty"`
+
+	// Stop: the background work still running when the main turn ended
+	// (subagents started with run_in_background, background shells).
+	BackgroundTasks []BackgroundTask `json:"background_tasks,omitempty"`
+
+	// Elicitation, ElicitationResult: the MCP server and its question;
+	// the answer's action ("accept", "decline", "cancel").
+	MCPServerName string `json:"mcp_server_name,omitempty"`
+	Action        string `json:"action,omitempty"`
+
+	// TaskCreated, TaskCompleted.
+	TaskID      string `json:"task_id,omitempty"`
+	TaskSubject string `json:"task_subject,omitempty"`
+}
+
+// BackgroundTask is one entry of Stop's background_tasks.
+type BackgroundTask struct {
+	ID          string `json:"id,omitempty"`
+	Type        string `json:"type"` // "subagent", "shell"
+	Status      string `json:"status,omitempty"`
+	Description string `json:"description,omitempty"`
+	Command     string `json:"command,omitempty"`
+	AgentType   string `json:"agent_type,omitempty"`
 }
 
 // hookJSON decodes the fields whose JSON type varies (error has been a

@@ -157,7 +157,7 @@ func TestWaitsForPerson(t *testing.T) {
 
 func TestHookEvents(t *testing.T) {
 	ev := HookEvents()
-	if len(ev) != 14 {
+	if len(ev) != 18 {
 		t.Fatalf("HookEvents has %d events: %v", len(ev), ev)
 	}
 	for _, e := range []string{EventSubagentStart, EventSubagentStop} {

@@ -129,7 +129,12 @@ func isConversationLine(l string) bool {
 }
 
 // ParsePrompt finds an open numbered-choice dialog at the bottom of a
-// screen capture. It is tolerant of width (wrapped labels are joined) and
+// screen capture.
+//
+// Deprecated: ReadScreen tells which dialog is open (its kind, options,
+// focus and fingerprint) and whether the input box is visible, and
+// Dialog.Keys plans answers from it; ParsePrompt stays until its callers
+// in internal/agent switch. It is tolerant of width (wrapped labels are joined) and
 // of menus other than the permission dialog; it rejects numbered lists in
 // the conversation (they have no focus marker, or conversation follows
 // them).

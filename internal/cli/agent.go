@@ -11,11 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/agentlink"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/devicekey"
-	"github.com/corral-dev/corral/internal/httpapi"
 )
 
 type agentFlags struct {
@@ -114,7 +112,7 @@ func runAgent(ctx context.Context, e *env, f agentFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := d.serveUnix(agentBackend{ag}, nil); err != nil {
+	if err := d.serveUnix(ag.Backend(), nil); err != nil {
 		return err
 	}
 	policy := agentlink.Policy{Roots: ag.Roots(), Home: ag.Home(), AllowRun: f.allowRun, AllowClaudeArgs: f.allowArgs, AllowDangerousArgs: f.allowDangerous}
@@ -155,11 +153,4 @@ func enrolToken(e *env, file string) (string, error) {
 		return "", fmt.Errorf("--token-file %s: want one token (ce_…) on one line", file)
 	}
 	return tok, nil
-}
-
-// agentBackend serves the agent itself on the local socket.
-type agentBackend struct{ *agent.Agent }
-
-func (b agentBackend) Subscribe(ctx context.Context, since uint64) (httpapi.Subscription, error) {
-	return b.Agent.Subscribe(ctx, since)
 }

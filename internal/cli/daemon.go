@@ -17,6 +17,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/bound"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/httpapi"
@@ -243,7 +244,7 @@ func (d *daemon) startAgent(ctx context.Context, roots []string) (*agent.Agent, 
 // open it (mode 0600) owns the machine: requests are the local user's.
 // admin serves the hub's management (hub.AdminHandler) beside it; a
 // daemon that is no hub gives nil, and its socket says so.
-func (d *daemon) serveUnix(b httpapi.Backend, admin http.Handler) error {
+func (d *daemon) serveUnix(b backend.Backend, admin http.Handler) error {
 	if err := datadir.EnsureSocketDir(d.apiSock); err != nil {
 		return err
 	}
@@ -319,7 +320,7 @@ func addWebFlags(fl interface {
 }
 
 // serveWeb starts the dashboard. It returns the address it listens on.
-func (d *daemon) serveWeb(f webFlags, b web.Backend, accounts web.Accounts, n *notify.Notifier, link http.Handler) (string, string, error) {
+func (d *daemon) serveWeb(f webFlags, b backend.Backend, accounts web.Accounts, n *notify.Notifier, link http.Handler) (string, string, error) {
 	useTLS := f.tlsCert != "" || f.tlsKey != ""
 	if useTLS && (f.tlsCert == "" || f.tlsKey == "") {
 		return "", "", errors.New("--tls-cert and --tls-key go together")

@@ -68,13 +68,13 @@ func runHub(ctx context.Context, e *env, f hubFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	d.run("notifier", stageNotify, notifier.Serve)
+	d.run("notifier", stageNotify, notifier.Run)
 	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.store, Accounts: accounts, MaxSessions: f.maxSessions,
 		OnUser: notifier.Watch})
 	if err != nil {
 		return err
 	}
-	d.run("hub", stageHub, hb.Serve)
+	d.run("hub", stageHub, hb.Run)
 	addr, base, err := d.serveWeb(f.webFlags, hb, accounts, notifier, hb.LinkHandler())
 	if err != nil {
 		return err

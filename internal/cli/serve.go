@@ -12,6 +12,7 @@ import (
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/agentlink"
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/hub"
 	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/link"
@@ -75,12 +76,12 @@ func serve(ctx context.Context, e *env, f serveFlags) (err error) {
 			return err
 		}
 	}
-	d.run("notifier", stageNotify, notifier.Serve)
+	d.run("notifier", stageNotify, notifier.Run)
 	hb, err := hub.New(ctx, hub.Options{Logger: d.log, OnUser: notifier.Watch})
 	if err != nil {
 		return err
 	}
-	d.run("hub", stageHub, hb.Serve)
+	d.run("hub", stageHub, hb.Run)
 	if err := joinLocal(ctx, hb, ag, d); err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func serve(ctx context.Context, e *env, f serveFlags) (err error) {
 			loginURL(base, link), lifeText(hub.LoginLinkLife))
 	}
 	// The API socket last: everything it serves is up.
-	if err := d.serveUnix(serveBackend{hb, ag}, nil); err != nil {
+	if err := d.serveUnix(serveBackend(hb, ag), nil); err != nil {
 		return err
 	}
 	d.log.Info("corral is serving", "data_dir", d.dir, "socket", d.apiSock, "pid", os.Getpid())
@@ -113,15 +114,12 @@ func serve(ctx context.Context, e *env, f serveFlags) (err error) {
 
 // serveBackend is the hub, whose version info on this machine is its own
 // agent's: data directory, tmux, and the problems of both.
-type serveBackend struct {
-	*hub.Hub
-	ag *agent.Agent
-}
-
-func (b serveBackend) Version(ctx context.Context) api.VersionInfo {
-	v := b.ag.Version(ctx)
-	v.Problems = append(v.Problems, b.Hub.Version(ctx).Problems...)
-	return v
+func serveBackend(hb *hub.Hub, ag *agent.Agent) backend.Backend {
+	return backend.Override(hb, api.OpVersion, func(ctx context.Context, _ api.Empty) (api.VersionInfo, error) {
+		v := ag.Version(ctx)
+		v.Problems = append(v.Problems, hb.Version(ctx).Problems...)
+		return v, nil
+	})
 }
 
 // joinLocal connects the machine's own agent to the hub through an
@@ -132,7 +130,7 @@ func joinLocal(ctx context.Context, hb *hub.Hub, ag *agent.Agent, d *daemon) err
 	host, _ := os.Hostname()
 	l := localLink{hb: hb, ag: ag, log: d.log, info: hub.DeviceInfo{ID: "local", Name: host, Owner: identity.Local, Local: true}}
 	synced := hb.WaitSynced(l.info.ID)
-	d.run("local link", stageLink, l.Serve)
+	d.run("local link", stageLink, l.Run)
 	return d.await(ctx, synced, "the local agent's link to the hub", 30*time.Second)
 }
 
@@ -144,9 +142,9 @@ type localLink struct {
 	info hub.DeviceInfo
 }
 
-// Serve keeps the link up until ctx ends, joining again after a failure,
+// Run keeps the link up until ctx ends, joining again after a failure,
 // and returns once both of its ends have.
-func (l localLink) Serve(ctx context.Context) error {
+func (l localLink) Run(ctx context.Context) error {
 	for {
 		hubEnd, agentEnd := link.Pipe()
 		done := make(chan struct{})

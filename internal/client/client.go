@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -182,41 +183,80 @@ func codeFor(status int) string {
 	return api.CodeInternal
 }
 
-func esc(id string) string { return url.PathEscape(id) }
+// Do runs op through the API: the request's path fields go in the path,
+// the others in the query (a GET) or the JSON body, and the answer is
+// decoded as the op's result.
+func Do[Req, Res any](ctx context.Context, c *Client, op api.Op[Req, Res], req Req) (Res, error) {
+	var res Res
+	info := op.Info()
+	if info.Path == "" {
+		return res, fmt.Errorf("%s is an op of the device link, with no API route", info.Name)
+	}
+	path, err := info.Target(req)
+	if err != nil {
+		return res, err
+	}
+	var in any
+	if info.Method != http.MethodGet && info.BodyFields() {
+		if in, err = body(req, info.PathParams()); err != nil {
+			return res, err
+		}
+	}
+	var out any = &res
+	if info.Result == reflect.TypeFor[api.Empty]() {
+		out = nil
+	}
+	err = c.do(ctx, info.Method, path, in, out)
+	return res, err
+}
+
+// body is req as JSON without the fields the path carries.
+func body(req any, path []string) (json.RawMessage, error) {
+	b, err := json.Marshal(req)
+	if err != nil || len(path) == 0 {
+		return b, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, p := range path {
+		delete(m, p)
+	}
+	return json.Marshal(m)
+}
+
+func ref(id string) api.SessionRef { return api.SessionRef{ID: id} }
 
 // Version describes the daemon.
-func (c *Client) Version(ctx context.Context) (v api.VersionInfo, err error) {
-	err = c.do(ctx, "GET", "/api/v1/version", nil, &v)
-	return
+func (c *Client) Version(ctx context.Context) (api.VersionInfo, error) {
+	return Do(ctx, c, api.OpVersion, api.Empty{})
 }
 
 // Sessions lists sessions.
-func (c *Client) Sessions(ctx context.Context) (s []api.Session, err error) {
-	err = c.do(ctx, "GET", "/api/v1/sessions", nil, &s)
-	return
+func (c *Client) Sessions(ctx context.Context) ([]api.Session, error) {
+	return Do(ctx, c, api.OpSessions, api.Empty{})
 }
 
 // Session gets one session.
-func (c *Client) Session(ctx context.Context, id string) (s api.Session, err error) {
-	err = c.do(ctx, "GET", "/api/v1/sessions/"+esc(id), nil, &s)
-	return
+func (c *Client) Session(ctx context.Context, id string) (api.Session, error) {
+	return Do(ctx, c, api.OpSession, ref(id))
 }
 
 // Create starts a session.
-func (c *Client) Create(ctx context.Context, req api.CreateRequest) (s api.Session, err error) {
-	err = c.do(ctx, "POST", "/api/v1/sessions", req, &s)
-	return
+func (c *Client) Create(ctx context.Context, req api.CreateRequest) (api.Session, error) {
+	return Do(ctx, c, api.OpCreate, req)
 }
 
 // Kill ends a session.
 func (c *Client) Kill(ctx context.Context, id string) error {
-	return c.do(ctx, "DELETE", "/api/v1/sessions/"+esc(id), nil, nil)
+	_, err := Do(ctx, c, api.OpKill, ref(id))
+	return err
 }
 
 // Rename renames a session.
-func (c *Client) Rename(ctx context.Context, id, name string) (s api.Session, err error) {
-	err = c.do(ctx, "PATCH", "/api/v1/sessions/"+esc(id), api.RenameRequest{Name: name}, &s)
-	return
+func (c *Client) Rename(ctx context.Context, id, name string) (api.Session, error) {
+	return Do(ctx, c, api.OpRename, api.RenameRequest{SessionRef: ref(id), Name: name})
 }
 
 // SendText types text, then presses Enter if enter is set.
@@ -226,73 +266,70 @@ func (c *Client) SendText(ctx context.Context, id, text string, enter bool) erro
 
 // Input types into Claude's input box (see api.InputRequest).
 func (c *Client) Input(ctx context.Context, id string, req api.InputRequest) error {
-	return c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/input", req, nil)
+	req.ID = id
+	_, err := Do(ctx, c, api.OpInput, req)
+	return err
 }
 
 // Answer answers the dialog a session shows.
-func (c *Client) Answer(ctx context.Context, id string, req api.AnswerRequest) (r api.AnswerResult, err error) {
-	err = c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/answer", req, &r)
-	return
+func (c *Client) Answer(ctx context.Context, id string, req api.AnswerRequest) (api.AnswerResult, error) {
+	req.ID = id
+	return Do(ctx, c, api.OpAnswer, req)
 }
 
 // Restart starts Claude again in an exited session.
-func (c *Client) Restart(ctx context.Context, id string, req api.RestartRequest) (s api.Session, err error) {
-	err = c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/restart", req, &s)
-	return
+func (c *Client) Restart(ctx context.Context, id string, req api.RestartRequest) (api.Session, error) {
+	req.ID = id
+	return Do(ctx, c, api.OpRestart, req)
 }
 
 // SendKeys presses keys.
 func (c *Client) SendKeys(ctx context.Context, id string, keys ...string) error {
-	return c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/keys", api.KeysRequest{Keys: keys}, nil)
+	_, err := Do(ctx, c, api.OpKeys, api.KeysRequest{SessionRef: ref(id), Keys: keys})
+	return err
 }
 
 // Capture returns the screen, with history lines of scrollback.
-func (c *Client) Capture(ctx context.Context, id string, history int) (s api.Screen, err error) {
-	err = c.do(ctx, "GET", "/api/v1/sessions/"+esc(id)+"/screen?history="+strconv.Itoa(history), nil, &s)
-	return
+func (c *Client) Capture(ctx context.Context, id string, history int) (api.Screen, error) {
+	return Do(ctx, c, api.OpCapture, api.CaptureRequest{SessionRef: ref(id), History: history})
 }
 
 // Run runs a command beside a session.
-func (c *Client) Run(ctx context.Context, id string, req api.RunRequest) (r api.RunResult, err error) {
-	err = c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/run", req, &r)
-	return
+func (c *Client) Run(ctx context.Context, id string, req api.RunRequest) (api.RunResult, error) {
+	req.ID = id
+	return Do(ctx, c, api.OpRun, req)
 }
 
 // Viewed marks a session as seen.
 func (c *Client) Viewed(ctx context.Context, id string) error {
-	return c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/viewed", nil, nil)
+	_, err := Do(ctx, c, api.OpViewed, ref(id))
+	return err
 }
 
 // Download fetches a URL into a session's directory.
-func (c *Client) Download(ctx context.Context, id string, req api.DownloadRequest) (r api.DownloadResult, err error) {
-	err = c.do(ctx, "POST", "/api/v1/sessions/"+esc(id)+"/download", req, &r)
-	return
+func (c *Client) Download(ctx context.Context, id string, req api.DownloadRequest) (api.DownloadResult, error) {
+	req.ID = id
+	return Do(ctx, c, api.OpDownload, req)
+}
+
+// Timeline returns a session's readable conversation.
+func (c *Client) Timeline(ctx context.Context, id string) (api.Timeline, error) {
+	return Do(ctx, c, api.OpTimeline, ref(id))
 }
 
 // Devices lists the machines (through a hub).
-func (c *Client) Devices(ctx context.Context) (l []api.Device, err error) {
-	err = c.do(ctx, "GET", "/api/v1/devices", nil, &l)
-	return
+func (c *Client) Devices(ctx context.Context) ([]api.Device, error) {
+	return Do(ctx, c, api.OpDevices, api.Empty{})
 }
 
 // ListDir lists a directory on a device ("" for the local one).
-func (c *Client) ListDir(ctx context.Context, device, path string) (l api.DirListing, err error) {
-	q := url.Values{"path": {path}}
-	if device != "" {
-		q.Set("device", device)
-	}
-	err = c.do(ctx, "GET", "/api/v1/dirs?"+q.Encode(), nil, &l)
-	return
+func (c *Client) ListDir(ctx context.Context, device, path string) (api.DirListing, error) {
+	return Do(ctx, c, api.OpDirs, api.DirsRequest{Device: device, Path: path})
 }
 
 // Resumable lists the Claude sessions of dir that can be resumed.
-func (c *Client) Resumable(ctx context.Context, device, dir string) (l []api.Resumable, err error) {
-	q := url.Values{"dir": {dir}}
-	if device != "" {
-		q.Set("device", device)
-	}
-	err = c.do(ctx, "GET", "/api/v1/resumable?"+q.Encode(), nil, &l)
-	return
+func (c *Client) Resumable(ctx context.Context, device, dir string) ([]api.Resumable, error) {
+	return Do(ctx, c, api.OpResumable, api.ResumableRequest{Device: device, Dir: dir})
 }
 
 // Watch streams events from since (0: start with a snapshot) until ctx ends,

@@ -31,13 +31,6 @@ import (
 	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
-// backend adapts the real agent to httpapi, as `corral serve` does.
-type backend struct{ *agent.Agent }
-
-func (b backend) Subscribe(ctx context.Context, since uint64) (httpapi.Subscription, error) {
-	return b.Agent.Subscribe(ctx, since)
-}
-
 // daemon is a real agent served on a unix socket, as `corral serve` runs it.
 type daemon struct {
 	dataDir string
@@ -149,7 +142,7 @@ func newDaemon(t *testing.T, opts httpapi.Options) *daemon {
 	}
 	d.keepalives = &counter{}
 	ln = &countingListener{Listener: ln, n: d.keepalives}
-	d.handler = httpapi.New(backend{d.ag}, opts)
+	d.handler = httpapi.New(d.ag.Backend(), opts)
 	d.srv = &http.Server{Handler: d.handler}
 	go d.srv.Serve(ln)
 	d.c = client.Unix(d.sock)

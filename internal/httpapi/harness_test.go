@@ -24,14 +24,6 @@ import (
 	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
-// backend serves the real agent: it only adapts Subscribe's return type,
-// as `corral serve` does.
-type backend struct{ *agent.Agent }
-
-func (b backend) Subscribe(ctx context.Context, since uint64) (httpapi.Subscription, error) {
-	return b.Agent.Subscribe(ctx, since)
-}
-
 // server is the API of a real agent (real tmux, real SQLite) on a unix
 // socket, as the daemon serves it.
 type server struct {
@@ -88,7 +80,7 @@ func newServer(t *testing.T, o serverOptions) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: httpapi.New(backend{ag}, o.api)}
+	srv := &http.Server{Handler: httpapi.New(ag.Backend(), o.api)}
 	go srv.Serve(ln)
 	s.hc = &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {

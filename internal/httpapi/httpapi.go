@@ -1,53 +1,27 @@
 // Package httpapi serves corral's public HTTP+JSON API over any listener: the
 // daemon's unix socket for the CLI and, behind authentication, TCP for
-// browsers. It knows nothing of tmux or Claude; it calls a Backend.
+// browsers. Its routes are the operations of internal/api, built from
+// api.Ops(): one table, with nothing written per route. It knows nothing of
+// tmux or Claude; it calls a backend.Backend.
 package httpapi
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 )
-
-// Subscription is a stream of events (see events.Sub).
-type Subscription interface {
-	C() <-chan api.Event
-	Err() error
-	Close()
-}
-
-// Backend is what the API serves: one machine's agent, or the hub that
-// routes to many.
-type Backend interface {
-	Sessions(ctx context.Context) ([]api.Session, error)
-	Session(ctx context.Context, id string) (api.Session, error)
-	Create(ctx context.Context, req api.CreateRequest) (api.Session, error)
-	Kill(ctx context.Context, id string) error
-	Rename(ctx context.Context, id, name string) (api.Session, error)
-	SendText(ctx context.Context, id string, req api.InputRequest) error
-	SendKeys(ctx context.Context, id string, keys []string) error
-	Answer(ctx context.Context, id string, req api.AnswerRequest) (api.AnswerResult, error)
-	Restart(ctx context.Context, id string, req api.RestartRequest) (api.Session, error)
-	Capture(ctx context.Context, id string, history int) (api.Screen, error)
-	Run(ctx context.Context, id string, req api.RunRequest) (api.RunResult, error)
-	Viewed(ctx context.Context, id string) error
-	ListDir(ctx context.Context, device, path string) (api.DirListing, error)
-	Resumable(ctx context.Context, device, dir string) ([]api.Resumable, error)
-	Download(ctx context.Context, id string, req api.DownloadRequest) (api.DownloadResult, error)
-	Devices(ctx context.Context) ([]api.Device, error)
-	Subscribe(ctx context.Context, since uint64) (Subscription, error)
-	Version(ctx context.Context) api.VersionInfo
-}
 
 // MaxBody caps request bodies: the largest legitimate one is a long prompt.
 const MaxBody = 1 << 20
@@ -68,13 +42,13 @@ type Options struct {
 
 // Handler serves the API.
 type Handler struct {
-	b    Backend
+	b    backend.Backend
 	opts Options
 	mux  *http.ServeMux
 }
 
 // New makes a Handler.
-func New(b Backend, opts Options) *Handler {
+func New(b backend.Backend, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -82,33 +56,13 @@ func New(b Backend, opts Options) *Handler {
 		opts.Heartbeat = 15 * time.Second
 	}
 	h := &Handler{b: b, opts: opts, mux: http.NewServeMux()}
-	// The route table: every route of the API, in one place.
-	routes := []struct {
-		pattern string
-		fn      func(http.ResponseWriter, *http.Request) error
-	}{
-		{"GET /api/v1/version", h.version},
-		{"GET /api/v1/sessions", h.list},
-		{"POST /api/v1/sessions", h.create},
-		{"GET /api/v1/sessions/{id}", h.get},
-		{"DELETE /api/v1/sessions/{id}", h.kill},
-		{"PATCH /api/v1/sessions/{id}", h.rename},
-		{"POST /api/v1/sessions/{id}/input", h.input},
-		{"POST /api/v1/sessions/{id}/keys", h.keys},
-		{"POST /api/v1/sessions/{id}/answer", h.answer},
-		{"POST /api/v1/sessions/{id}/restart", h.restart},
-		{"GET /api/v1/sessions/{id}/screen", h.screen},
-		{"POST /api/v1/sessions/{id}/run", h.run},
-		{"POST /api/v1/sessions/{id}/viewed", h.viewed},
-		{"POST /api/v1/sessions/{id}/download", h.download},
-		{"GET /api/v1/devices", h.devices},
-		{"GET /api/v1/dirs", h.dirs},
-		{"GET /api/v1/resumable", h.resumable},
-		{"GET /api/v1/events", h.events},
+	// The route table: every operation with a route, and the event stream.
+	for _, op := range api.Ops() {
+		if op.Path != "" {
+			h.mux.Handle(op.Method+" "+op.Path, h.wrap(h.op(op)))
+		}
 	}
-	for _, r := range routes {
-		h.mux.Handle(r.pattern, h.wrap(r.fn))
-	}
+	h.mux.Handle("GET /api/v1/events", h.wrap(h.events))
 	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		// The catch-all matches every method, so tell a wrong method on a
 		// known route from an unknown route here.
@@ -192,199 +146,56 @@ func DecodeJSON(body io.Reader, v any, strict bool) error {
 	return nil
 }
 
-func (h *Handler) version(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, 200, h.b.Version(r.Context()))
-}
-
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	s, err := h.b.Sessions(r.Context())
-	if err != nil {
-		return err
-	}
-	if s == nil {
-		s = []api.Session{}
-	}
-	return writeJSON(w, 200, s)
-}
-
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	s, err := h.b.Session(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, 200, s)
-}
-
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	var req api.CreateRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	s, err := h.b.Create(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusCreated, s)
-}
-
-func (h *Handler) kill(w http.ResponseWriter, r *http.Request) error {
-	if err := h.b.Kill(r.Context(), r.PathValue("id")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (h *Handler) rename(w http.ResponseWriter, r *http.Request) error {
-	var req api.RenameRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	s, err := h.b.Rename(r.Context(), r.PathValue("id"), req.Name)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, 200, s)
-}
-
-func (h *Handler) input(w http.ResponseWriter, r *http.Request) error {
-	var req api.InputRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	if err := h.b.SendText(r.Context(), r.PathValue("id"), req); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request) error {
-	var req api.AnswerRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	res, err := h.b.Answer(r.Context(), r.PathValue("id"), req)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, 200, res)
-}
-
-func (h *Handler) restart(w http.ResponseWriter, r *http.Request) error {
-	var req api.RestartRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	s, err := h.b.Restart(r.Context(), r.PathValue("id"), req)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, 200, s)
-}
-
-func (h *Handler) keys(w http.ResponseWriter, r *http.Request) error {
-	var req api.KeysRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	if len(req.Keys) == 0 {
-		return api.Errorf(api.CodeBadRequest, "no keys given")
-	}
-	if err := h.b.SendKeys(r.Context(), r.PathValue("id"), req.Keys); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (h *Handler) screen(w http.ResponseWriter, r *http.Request) error {
-	history := 0
-	if v := r.URL.Query().Get("history"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 100000 {
-			return api.Errorf(api.CodeBadRequest, "history must be a number of lines between 0 and 100000")
+// op serves an operation: its request is the JSON body (or, for a GET, the
+// query) with the path's {id} filled in; its answer is the result as JSON
+// with the op's success status, or 204 when it returns nothing.
+func (h *Handler) op(op api.OpInfo) func(http.ResponseWriter, *http.Request) error {
+	// A request of the path's fields alone has no body to read: DELETE of
+	// a session, viewed.
+	body := op.Method != http.MethodGet && op.BodyFields()
+	params := op.PathParams()
+	status := op.SuccessStatus()
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req := reflect.New(op.Request).Interface()
+		if body {
+			if err := readJSON(r, req); err != nil {
+				return err
+			}
 		}
-		history = n
+		text := url.Values{}
+		if op.Method == http.MethodGet {
+			text = r.URL.Query()
+		}
+		for _, p := range params {
+			text.Set(p, r.PathValue(p))
+		}
+		if err := api.DecodeText(text, req); err != nil {
+			return err
+		}
+		res, err := h.b.Serve(r.Context(), op.Name, req)
+		if err != nil {
+			return err
+		}
+		// Every answer is the state of now.
+		w.Header().Set("Cache-Control", "no-store")
+		if status == http.StatusNoContent {
+			w.WriteHeader(status)
+			return nil
+		}
+		return writeJSON(w, status, nonNil(res))
 	}
-	s, err := h.b.Capture(r.Context(), r.PathValue("id"), history)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, 200, s)
 }
 
-func (h *Handler) run(w http.ResponseWriter, r *http.Request) error {
-	var req api.RunRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
+// nonNil makes a nil list [], not null.
+func nonNil(v any) any {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
 	}
-	if len(req.Argv) == 0 || req.Argv[0] == "" {
-		return api.Errorf(api.CodeBadRequest, "no command given")
+	if rv.Kind() == reflect.Slice && rv.IsNil() {
+		return reflect.MakeSlice(rv.Type(), 0, 0).Interface()
 	}
-	res, err := h.b.Run(r.Context(), r.PathValue("id"), req)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, 200, res)
-}
-
-func (h *Handler) viewed(w http.ResponseWriter, r *http.Request) error {
-	if err := h.b.Viewed(r.Context(), r.PathValue("id")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (h *Handler) download(w http.ResponseWriter, r *http.Request) error {
-	var req api.DownloadRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	if req.URL == "" {
-		return api.Errorf(api.CodeBadRequest, "url is required")
-	}
-	res, err := h.b.Download(r.Context(), r.PathValue("id"), req)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusCreated, res)
-}
-
-func (h *Handler) devices(w http.ResponseWriter, r *http.Request) error {
-	l, err := h.b.Devices(r.Context())
-	if err != nil {
-		return err
-	}
-	if l == nil {
-		l = []api.Device{}
-	}
-	return writeJSON(w, 200, l)
-}
-
-func (h *Handler) dirs(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	l, err := h.b.ListDir(r.Context(), q.Get("device"), q.Get("path"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, 200, l)
-}
-
-func (h *Handler) resumable(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	if q.Get("dir") == "" {
-		return api.Errorf(api.CodeBadRequest, "dir is required")
-	}
-	l, err := h.b.Resumable(r.Context(), q.Get("device"), q.Get("dir"))
-	if err != nil {
-		return err
-	}
-	if l == nil {
-		l = []api.Resumable{}
-	}
-	return writeJSON(w, 200, l)
+	return v
 }
 
 // events streams events as newline-delimited JSON (or as Server-Sent Events

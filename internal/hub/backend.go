@@ -4,29 +4,26 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/events"
-	"github.com/corral-dev/corral/internal/httpapi"
 	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/link"
 	"github.com/corral-dev/corral/internal/version"
-	"github.com/corral-dev/corral/internal/web"
 )
 
 // requestTimeout bounds a request to a device; long ones (run, download)
-// carry their own limits.
+// declare their own (api.OpInfo.Timeout).
 const requestTimeout = 30 * time.Second
 
-// The hub serves the API (httpapi.Backend) and the dashboard (web.Backend)
-// for the user the request carries.
-var (
-	_ httpapi.Backend = (*Hub)(nil)
-	_ web.Backend     = (*Hub)(nil)
-)
+// The hub serves the API and the dashboard for the user the request
+// carries.
+var _ backend.Backend = (*Hub)(nil)
 
 func user(ctx context.Context) (string, error) {
 	u := identity.User(ctx)
@@ -97,31 +94,75 @@ func (h *Hub) pick(ctx context.Context, name string) (*device, *link.Peer, error
 	return nil, nil, api.Errorf(api.CodeBadRequest, "say which device: %s", strings.Join(names, ", "))
 }
 
-func call[T any](ctx context.Context, p *link.Peer, op string, args any) (T, error) {
-	var out T
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, requestTimeout)
-		defer cancel()
+// newMux is the hub's table of operations: every session op forwarded to
+// the device that owns the session, every device op to the device it
+// names, and the local ops answered here. A new op of internal/api needs
+// no line here unless it is local.
+func (h *Hub) newMux() *backend.Mux {
+	m := backend.NewMux()
+	for _, op := range api.Ops() {
+		switch op.Scope {
+		case api.ScopeSession:
+			m.HandleAny(op, h.forwardSession)
+		case api.ScopeDevice:
+			m.HandleAny(op, h.forwardDevice)
+		}
 	}
-	err := p.CallInOrder(ctx, op, args, &out)
-	return out, err
+	backend.Handle(m, api.OpVersion, func(ctx context.Context, _ api.Empty) (api.VersionInfo, error) { return h.Version(ctx), nil })
+	backend.Handle(m, api.OpSessions, h.sessions)
+	backend.Handle(m, api.OpSession, h.session)
+	backend.Handle(m, api.OpDevices, h.devicesOf)
+	return m
 }
 
-// sessionCall routes a request about one session.
-func sessionCall[T any](h *Hub, ctx context.Context, id, op string, args any) (T, error) {
-	_, p, err := h.route(ctx, id)
+// Serve answers an operation for the user the request carries.
+func (h *Hub) Serve(ctx context.Context, op string, req any) (any, error) {
+	return h.mux.Serve(ctx, op, req)
+}
+
+// forwardSession sends a request about a session to the device that owns
+// it, once the asking user is known to own that device.
+func (h *Hub) forwardSession(ctx context.Context, op api.OpInfo, req any) (any, error) {
+	dev, p, err := h.route(ctx, req.(api.SessionRequest).SessionID())
 	if err != nil {
-		var zero T
-		return zero, err
+		return nil, err
 	}
-	return call[T](ctx, p, op, args)
+	return h.call(ctx, dev, p, op, req)
 }
 
-// stampFor adds the device's name to a session an agent returned.
-func (h *Hub) stampFor(dev *device, s api.Session) api.Session { return stamp(dev.info, s) }
+// forwardDevice sends a request to the device it names, or the asking
+// user's only online device.
+func (h *Hub) forwardDevice(ctx context.Context, op api.OpInfo, req any) (any, error) {
+	dev, p, err := h.pick(ctx, req.(api.DeviceRequest).DeviceName())
+	if err != nil {
+		return nil, err
+	}
+	return h.call(ctx, dev, p, op, req)
+}
 
-func (h *Hub) Sessions(ctx context.Context) ([]api.Session, error) {
+// call sends a request to a device and waits for its answer, and for the
+// events the device sent before it (so that after a rename the hub lists
+// the new name). A session in the answer is stamped with the device's name,
+// as the sessions on the user's bus are.
+func (h *Hub) call(ctx context.Context, dev *device, p *link.Peer, op api.OpInfo, req any) (any, error) {
+	var cancel context.CancelFunc = func() {}
+	if op.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, op.Timeout)
+	} else if _, ok := ctx.Deadline(); !ok {
+		ctx, cancel = context.WithTimeout(ctx, requestTimeout)
+	}
+	defer cancel()
+	res := reflect.New(op.Result).Interface()
+	if err := p.CallInOrder(ctx, op.Name, req, res); err != nil {
+		return nil, err
+	}
+	if s, ok := res.(*api.Session); ok {
+		*s = stamp(dev.info, *s)
+	}
+	return res, nil
+}
+
+func (h *Hub) sessions(ctx context.Context, _ api.Empty) ([]api.Session, error) {
 	u, err := user(ctx)
 	if err != nil {
 		return nil, err
@@ -129,118 +170,19 @@ func (h *Hub) Sessions(ctx context.Context) ([]api.Session, error) {
 	return h.Bus(u).Sessions(), nil
 }
 
-func (h *Hub) Session(ctx context.Context, id string) (api.Session, error) {
+func (h *Hub) session(ctx context.Context, req api.SessionRef) (api.Session, error) {
 	u, err := user(ctx)
 	if err != nil {
 		return api.Session{}, err
 	}
-	s, ok := h.Bus(u).Session(id)
+	s, ok := h.Bus(u).Session(req.ID)
 	if !ok {
-		return api.Session{}, api.Errorf(api.CodeNotFound, "no session %q", id)
+		return api.Session{}, api.Errorf(api.CodeNotFound, "no session %q", req.ID)
 	}
 	return s, nil
 }
 
-func (h *Hub) Create(ctx context.Context, req api.CreateRequest) (api.Session, error) {
-	dev, p, err := h.pick(ctx, req.Device)
-	if err != nil {
-		return api.Session{}, err
-	}
-	req.Device = ""
-	s, err := call[api.Session](ctx, p, link.OpCreate, req)
-	if err != nil {
-		return api.Session{}, err
-	}
-	return h.stampFor(dev, s), nil
-}
-
-func (h *Hub) Kill(ctx context.Context, id string) error {
-	_, err := sessionCall[link.Empty](h, ctx, id, link.OpKill, link.IDArgs{ID: id})
-	return err
-}
-
-func (h *Hub) Rename(ctx context.Context, id, name string) (api.Session, error) {
-	dev, p, err := h.route(ctx, id)
-	if err != nil {
-		return api.Session{}, err
-	}
-	s, err := call[api.Session](ctx, p, link.OpRename, link.RenameArgs{ID: id, Name: name})
-	if err != nil {
-		return api.Session{}, err
-	}
-	return h.stampFor(dev, s), nil
-}
-
-func (h *Hub) SendText(ctx context.Context, id string, req api.InputRequest) error {
-	_, err := sessionCall[link.Empty](h, ctx, id, link.OpInput, link.InputArgs{ID: id, Text: req.Text, Enter: req.Enter, ClearDraft: req.ClearDraft})
-	return err
-}
-
-func (h *Hub) Answer(ctx context.Context, id string, req api.AnswerRequest) (api.AnswerResult, error) {
-	return sessionCall[api.AnswerResult](h, ctx, id, link.OpAnswer, link.AnswerArgs{ID: id, AnswerRequest: req})
-}
-
-func (h *Hub) Restart(ctx context.Context, id string, req api.RestartRequest) (api.Session, error) {
-	dev, p, err := h.route(ctx, id)
-	if err != nil {
-		return api.Session{}, err
-	}
-	s, err := call[api.Session](ctx, p, link.OpRestart, link.RestartArgs{ID: id, Resume: req.Resume})
-	if err != nil {
-		return api.Session{}, err
-	}
-	return h.stampFor(dev, s), nil
-}
-
-func (h *Hub) SendKeys(ctx context.Context, id string, keys []string) error {
-	_, err := sessionCall[link.Empty](h, ctx, id, link.OpKeys, link.KeysArgs{ID: id, Keys: keys})
-	return err
-}
-
-func (h *Hub) Viewed(ctx context.Context, id string) error {
-	_, err := sessionCall[link.Empty](h, ctx, id, link.OpViewed, link.IDArgs{ID: id})
-	return err
-}
-
-func (h *Hub) Capture(ctx context.Context, id string, history int) (api.Screen, error) {
-	return sessionCall[api.Screen](h, ctx, id, link.OpCapture, link.CaptureArgs{ID: id, History: history})
-}
-
-func (h *Hub) Run(ctx context.Context, id string, req api.RunRequest) (api.RunResult, error) {
-	// The command's own timeout (at most 10 min) plus a margin.
-	ctx, cancel := context.WithTimeout(ctx, 11*time.Minute)
-	defer cancel()
-	return sessionCall[api.RunResult](h, ctx, id, link.OpRun, link.RunArgs{ID: id, Argv: req.Argv, TimeoutMS: req.TimeoutMS})
-}
-
-func (h *Hub) Timeline(ctx context.Context, id string) (api.Timeline, error) {
-	return sessionCall[api.Timeline](h, ctx, id, link.OpTimeline, link.IDArgs{ID: id})
-}
-
-func (h *Hub) Download(ctx context.Context, id string, req api.DownloadRequest) (api.DownloadResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
-	defer cancel()
-	return sessionCall[api.DownloadResult](h, ctx, id, link.OpDownload,
-		link.DownloadArgs{ID: id, URL: req.URL, Path: req.Path, Overwrite: req.Overwrite, MaxBytes: req.MaxBytes})
-}
-
-func (h *Hub) ListDir(ctx context.Context, device, path string) (api.DirListing, error) {
-	_, p, err := h.pick(ctx, device)
-	if err != nil {
-		return api.DirListing{}, err
-	}
-	return call[api.DirListing](ctx, p, link.OpDirs, link.DirsArgs{Path: path})
-}
-
-func (h *Hub) Resumable(ctx context.Context, device, dir string) ([]api.Resumable, error) {
-	_, p, err := h.pick(ctx, device)
-	if err != nil {
-		return nil, err
-	}
-	return call[[]api.Resumable](ctx, p, link.OpResumable, link.ResumableArgs{Dir: dir})
-}
-
-func (h *Hub) Devices(ctx context.Context) ([]api.Device, error) {
+func (h *Hub) devicesOf(ctx context.Context, _ api.Empty) ([]api.Device, error) {
 	u, err := user(ctx)
 	if err != nil {
 		return nil, err
@@ -248,7 +190,8 @@ func (h *Hub) Devices(ctx context.Context) ([]api.Device, error) {
 	return h.DevicesOf(u), nil
 }
 
-func (h *Hub) Subscribe(ctx context.Context, since uint64) (httpapi.Subscription, error) {
+// Subscribe streams the asking user's events.
+func (h *Hub) Subscribe(ctx context.Context, since uint64) (backend.Subscription, error) {
 	u, err := user(ctx)
 	if err != nil {
 		return nil, err
@@ -256,6 +199,7 @@ func (h *Hub) Subscribe(ctx context.Context, since uint64) (httpapi.Subscription
 	return h.Bus(u).Subscribe(since), nil
 }
 
+// Version describes the hub.
 func (h *Hub) Version(ctx context.Context) api.VersionInfo {
 	b := version.Get()
 	v := api.VersionInfo{Version: b.Version, Commit: b.Commit, BuildDate: b.Date, PID: os.Getpid()}
@@ -266,7 +210,7 @@ func (h *Hub) Version(ctx context.Context) api.VersionInfo {
 }
 
 // OpenTerminal relays a session's terminal from its device (web.Backend).
-func (h *Hub) OpenTerminal(ctx context.Context, id string, cols, rows int, resume string, offset uint64) (web.Terminal, uint64, bool, error) {
+func (h *Hub) OpenTerminal(ctx context.Context, id string, cols, rows int, resume string, offset uint64) (backend.Terminal, uint64, bool, error) {
 	u, err := user(ctx)
 	if err != nil {
 		return nil, 0, false, err
@@ -289,14 +233,20 @@ func (h *Hub) OpenTerminal(ctx context.Context, id string, cols, rows int, resum
 	dev.streams[num] = st
 	h.mu.Unlock()
 
-	res, err := call[link.TermOpenResult](ctx, p, link.OpTermOpen, link.TermOpenArgs{Stream: num, ID: id, Cols: cols, Rows: rows, Resume: resume, Offset: offset})
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		cctx, cancel = context.WithTimeout(ctx, requestTimeout)
+	}
+	var res api.TermOpenResult
+	err = p.CallInOrder(cctx, api.OpTermOpen.Name, api.TermOpenRequest{SessionRef: api.SessionRef{ID: id}, Stream: num, Cols: cols, Rows: rows, Resume: resume, Offset: offset}, &res)
+	cancel()
 	if err != nil {
 		h.dropStream(devID, num, st)
 		if ctx.Err() != nil {
 			// The agent may have opened it before the cancel reached it:
 			// nobody will read it, so let it go at once.
 			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			p.Call(cctx, link.OpTermClose, link.TermCloseArgs{Stream: num}, &link.Empty{})
+			link.Call(cctx, p, api.OpTermClose, api.TermCloseRequest{Stream: num})
 			cancel()
 		}
 		return nil, 0, false, err

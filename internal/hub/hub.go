@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/lifetime"
@@ -53,7 +54,7 @@ type Options struct {
 	OnUser func(user string, bus *events.Bus)
 	// Heartbeat overrides the link heartbeat (tests).
 	Heartbeat time.Duration
-	// RecheckDevices is how often Serve looks in the database for devices
+	// RecheckDevices is how often Run looks in the database for devices
 	// revoked or enrolled again behind the hub's back (default a minute):
 	// a safety net, since the management commands tell a running hub at
 	// once (Revoke, AdminHandler).
@@ -87,9 +88,11 @@ type Hub struct {
 	kicked map[string]bool
 
 	saves saveQueue
+	// mux is the table of the operations the hub answers (backend.go).
+	mux *backend.Mux
 
-	// g owns the devices' connections (Attach, LinkHandler) and Serve's
-	// loops; stop ends them when Serve's context ends.
+	// g owns the devices' connections (Attach, LinkHandler) and Run's
+	// loops; stop ends them when Run's context ends.
 	g      lifetime.Group
 	stop   context.Context
 	stopFn context.CancelFunc
@@ -143,6 +146,7 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 		return nil, err
 	}
 	h.id = id
+	h.mux = h.newMux()
 	if err := h.load(ctx); err != nil {
 		return nil, err
 	}
@@ -228,7 +232,7 @@ func (h *Hub) Attach(ctx context.Context, info DeviceInfo, c link.Conn) error {
 // the link. A device has one connection at a time: a second one is
 // refused while the first answers (claim).
 func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *linkAuth) error {
-	// The connection is the hub's until it ends: Serve closes it and waits.
+	// The connection is the hub's until it ends: Run closes it and waits.
 	leave, ok := h.g.Join()
 	defer leave()
 	if !ok {
@@ -550,7 +554,7 @@ func (h *Hub) Kick(deviceID string) {
 // Watch cuts off connected devices that were revoked, or whose key was
 // replaced by a new enrolment, behind the hub's back (in the database,
 // while no hub answered on the admin socket), looking every
-// RecheckDevices until ctx ends. Serve runs it: a slow safety net, since the
+// RecheckDevices until ctx ends. Run runs it: a slow safety net, since the
 // management commands ask the running hub, which cuts a link at once.
 func (h *Hub) Watch(ctx context.Context) {
 	if h.o.Accounts == nil {

@@ -373,10 +373,10 @@ func TestLinkImpostorRefused(t *testing.T) {
 	h.h.mu.Unlock()
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := p.Call(cctx, link.OpInput, link.InputArgs{ID: "s1", Text: "secret"}, nil); err != nil {
+	if err := p.Call(cctx, api.OpInput.Name, api.InputRequest{SessionRef: api.SessionRef{ID: "s1"}, Text: "secret"}, nil); err != nil {
 		t.Fatalf("input: %v", err)
 	}
-	if _, ok := gotReq.Load(link.OpInput); !ok {
+	if _, ok := gotReq.Load(api.OpInput.Name); !ok {
 		t.Error("the input did not reach the real device")
 	}
 }

@@ -7,5 +7,5 @@ import (
 )
 
 // TestMain fails the tests if a goroutine outlives them: every connection a
-// test attaches ends with it, and Serve returns only once they have.
+// test attaches ends with it, and Run returns only once they have.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

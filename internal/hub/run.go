@@ -8,13 +8,13 @@ import (
 
 var errStopped = api.Errorf(api.CodeUnavailable, "the hub is shutting down")
 
-// Serve serves until ctx ends: it owns the devices' connections (Attach,
+// Run serves until ctx ends: it owns the devices' connections (Attach,
 // LinkHandler) and looks for devices revoked behind its back (Watch).
 // When ctx ends it closes every connection (1001, going away: the agents
 // reconnect to the next hub), refuses new ones, and returns once every
 // connection's handler and its own loops have returned and the devices'
 // sessions are saved (Flush), with Flush's error. Call it once.
-func (h *Hub) Serve(ctx context.Context) error {
+func (h *Hub) Run(ctx context.Context) error {
 	if h.o.Accounts != nil {
 		h.g.Go(func() { h.Watch(h.stop) })
 	}

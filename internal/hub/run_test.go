@@ -15,7 +15,7 @@ import (
 	"github.com/corral-dev/corral/internal/link"
 )
 
-// When Serve's context ends it closes every device's link with 1001 (the
+// When Run's context ends it closes every device's link with 1001 (the
 // agent reconnects to the next hub), and returns only once the links'
 // handlers have returned; a device that comes later is refused.
 func TestServeEndsTheLinks(t *testing.T) {
@@ -30,19 +30,19 @@ func TestServeEndsTheLinks(t *testing.T) {
 	local, _ := attachLocal(t, h.h)
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- h.h.Serve(sctx) }()
+	go func() { served <- h.h.Run(sctx) }()
 	start := time.Now()
 	stop()
 	select {
 	case err := <-served:
 		if err != nil {
-			t.Errorf("Serve: %v", err)
+			t.Errorf("Run: %v", err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return")
+		t.Fatal("Run did not return")
 	}
 	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Serve took %v", d)
+		t.Errorf("Run took %v", d)
 	}
 	for what, pe := range map[string]*link.Peer{"remote": p, "local": local} {
 		select {
@@ -56,12 +56,12 @@ func TestServeEndsTheLinks(t *testing.T) {
 			t.Errorf("the %s device's link ended with %v, want 1001", what, pe.Err())
 		}
 	}
-	// The handlers returned with Serve: the hub holds no connection.
+	// The handlers returned with Run: the hub holds no connection.
 	if online, _ := h.device(t, "laptop"); online {
 		t.Error("the device is still online")
 	}
 	if err := h.h.Attach(ctx, DeviceInfo{ID: "late", Name: "late", Owner: "alice"}, closedConn{}); !errors.Is(err, errStopped) {
-		t.Errorf("a device after Serve: %v", err)
+		t.Errorf("a device after Run: %v", err)
 	}
 }
 
@@ -100,7 +100,7 @@ func TestAdminRevokeCutsAtOnce(t *testing.T) {
 	ctx := context.Background()
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- h.h.Serve(sctx) }()
+	go func() { served <- h.h.Run(sctx) }()
 	t.Cleanup(func() { stop(); <-served })
 	admin := httptest.NewServer(h.h.AdminHandler())
 	t.Cleanup(admin.Close)

@@ -2,18 +2,21 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/link"
-	"github.com/corral-dev/corral/internal/term"
 )
 
-// Errors a hub stream ends with: the same values the local terminal
-// streams use, so the web layer treats both alike.
+// Errors a hub stream ends with: the same values the agent's terminals
+// end with, so the servers treat both alike.
 var (
-	errRedraw     = term.ErrRedraw
-	errTermClosed = term.ErrClosed
+	errRedraw     = backend.ErrTermRedraw
+	errTermClosed = backend.ErrTermClosed
+	// errGap: a viewer asked for bytes the stream no longer holds.
+	errGap = errors.New("term: output no longer available")
 )
 
 // ackEvery is how much output a stream passes to its viewer before it tells
@@ -50,7 +53,7 @@ func newStream(h *Hub, dev string, num uint32, peer *link.Peer) *stream {
 }
 
 // opened records term_open's answer and applies what came before it.
-func (s *stream) opened(res link.TermOpenResult) {
+func (s *stream) opened(res api.TermOpenResult) {
 	s.mu.Lock()
 	s.id, s.start, s.acked, s.ready = res.StreamID, res.Offset, res.Offset, true
 	early := s.early
@@ -106,14 +109,14 @@ func (s *stream) fail(err error) { s.end(err) }
 
 func (s *stream) StreamID() string { return s.id }
 
-// Read returns output from offset on (web.Terminal).
+// Read returns output from offset on (backend.Terminal).
 func (s *stream) Read(ctx context.Context, offset uint64, max int) ([]byte, error) {
 	s.mu.Lock()
 	for {
 		end := s.start + uint64(len(s.buf))
 		if offset < s.start || offset > end {
 			s.mu.Unlock()
-			return nil, term.ErrGap
+			return nil, errGap
 		}
 		if offset < end {
 			i := int(offset - s.start)
@@ -167,7 +170,8 @@ func (s *stream) Write(p []byte) (int, error) {
 func (s *stream) Resize(cols, rows int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	return s.peer.Call(ctx, link.OpTermResize, link.TermResizeArgs{Stream: s.num, Cols: cols, Rows: rows}, &link.Empty{})
+	_, err := link.Call(ctx, s.peer, api.OpTermResize, api.TermResizeRequest{Stream: s.num, Cols: cols, Rows: rows})
+	return err
 }
 
 func (s *stream) Attach() {}
@@ -192,7 +196,7 @@ func (s *stream) Close() error {
 	s.h.dropStream(s.dev, s.num, s)
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	s.peer.Call(ctx, link.OpTermClose, link.TermCloseArgs{Stream: s.num}, &link.Empty{})
+	link.Call(ctx, s.peer, api.OpTermClose, api.TermCloseRequest{Stream: s.num})
 	return nil
 }
 

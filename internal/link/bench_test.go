@@ -24,7 +24,7 @@ func BenchmarkCall(b *testing.B) {
 			var scr api.Screen
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := hub.Call(ctx, OpCapture, CaptureArgs{ID: "s1"}, &scr); err != nil {
+				if err := hub.Call(ctx, "capture", api.CaptureRequest{SessionRef: api.SessionRef{ID: "s1"}}, &scr); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/corral-dev/corral/internal/api"
 )
 
 // TestCallCancelReachesThePeer: when a Call's context ends before the
@@ -22,7 +24,7 @@ func TestCallCancelReachesThePeer(t *testing.T) {
 				reqs <- m // never answered in time
 			case TypeCancel:
 				cancels <- m
-				b.Reply(m.ID, Empty{}, nil) // too late: dropped
+				b.Reply(m.ID, api.Empty{}, nil) // too late: dropped
 			}
 		}})
 		a := NewPeer(c.a, Options{})
@@ -33,7 +35,9 @@ func TestCallCancelReachesThePeer(t *testing.T) {
 
 		cctx, cancel := context.WithCancel(ctx)
 		errc := make(chan error, 1)
-		go func() { errc <- a.Call(cctx, OpDownload, DownloadArgs{ID: "s"}, nil) }()
+		go func() {
+			errc <- a.Call(cctx, "download", api.DownloadRequest{SessionRef: api.SessionRef{ID: "s"}}, nil)
+		}()
 		var req Msg
 		select {
 		case req = <-reqs:

@@ -18,11 +18,11 @@ import (
 func FuzzDecodeMsg(f *testing.F) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 123, time.FixedZone("x", 3600))
 	s := api.Session{ID: "s1", Name: "n", Status: api.StatusBusy, WaitingFor: &api.Waiting{Kind: "permission"}, UpdatedAt: now}
-	req, _ := NewReq(1, OpCreate, api.CreateRequest{Dir: "/tmp", Args: []string{"--x"}})
+	req, _ := NewReq(1, "create", api.CreateRequest{Dir: "/tmp", Args: []string{"--x"}})
 	res, _ := NewRes(1, s, nil)
 	bad, _ := NewRes(2, nil, api.Errorf(api.CodeConflict, "taken"))
 	for _, m := range []Msg{
-		{T: TypeHello, Protocol: 1, Hostname: "h", Capabilities: []string{CapRun}},
+		{T: TypeHello, Protocol: 1, Hostname: "h"},
 		{T: TypeWelcome, DeviceID: "d", HeartbeatMS: 15000},
 		{T: TypeSync, Seq: 4, Sessions: []api.Session{s}},
 		{T: TypeEvent, Seq: 5, Event: &api.Event{Seq: 5, Type: api.EventSession, Session: &s, Prev: api.StatusStarting, Time: now}},

@@ -29,7 +29,7 @@ const (
 	TypeWelcome    = "welcome"     // H→A, the hello was accepted
 	TypeSync       = "sync"        // A→H, seq and the full list of sessions
 	TypeEvent      = "event"       // A→H, seq and one api.Event
-	TypeReq        = "req"         // a request: id, op, args
+	TypeReq        = "req"         // a request: id, op (an api op's name), args (its request)
 	TypeRes        = "res"         // its answer: id, ok, result or error
 	TypePing       = "ping"        // heartbeat, id
 	TypePong       = "pong"        // its answer, id
@@ -37,38 +37,6 @@ const (
 	TypeTermRedraw = "term_redraw" // A→H, stream: it fell behind, open a new one
 	TypeTermAck    = "term_ack"    // H→A, stream and offset: delivered so far
 	TypeCancel     = "cancel"      // id of a req whose caller gave up: stop it
-)
-
-// Request ops (the "op" of a req). ops.go has their arguments and results.
-const (
-	OpCreate     = "create"
-	OpKill       = "kill"
-	OpRename     = "rename"
-	OpInput      = "input"
-	OpKeys       = "keys"
-	OpViewed     = "viewed"
-	OpCapture    = "capture"
-	OpRun        = "run"
-	OpDirs       = "dirs"
-	OpResumable  = "resumable"
-	OpTimeline   = "timeline"
-	OpDownload   = "download"
-	OpTermOpen   = "term_open"
-	OpTermClose  = "term_close"
-	OpTermResize = "term_resize"
-	OpAnswer     = "answer"
-	OpRestart    = "restart"
-)
-
-// Capabilities an agent announces in its hello.
-const (
-	CapSessions  = "sessions"
-	CapTerminal  = "terminal"
-	CapRun       = "run"
-	CapDirs      = "dirs"
-	CapResumable = "resumable"
-	CapDownload  = "download"
-	CapTimeline  = "timeline"
 )
 
 // Errors of the codec.
@@ -102,14 +70,13 @@ type Msg struct {
 	// hello. Host and Sig answer the challenge: the hub's host as the
 	// agent dialed it, and the device key's signature (base64url) of
 	// host, hub id and nonce (internal/devicekey).
-	Protocol     int      `json:"protocol,omitempty"`
-	Hostname     string   `json:"hostname,omitempty"`
-	OS           string   `json:"os,omitempty"`
-	Arch         string   `json:"arch,omitempty"`
-	Version      string   `json:"version,omitempty"`
-	Capabilities []string `json:"capabilities,omitempty"`
-	Host         string   `json:"host,omitempty"`
-	Sig          string   `json:"sig,omitempty"`
+	Protocol int    `json:"protocol,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
+	OS       string `json:"os,omitempty"`
+	Arch     string `json:"arch,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Host     string `json:"host,omitempty"`
+	Sig      string `json:"sig,omitempty"`
 
 	// welcome. Enrolled: this connection bound the device's key, and the
 	// enrolment token it came with is spent.
@@ -162,7 +129,7 @@ func (m Msg) MarshalJSON() ([]byte, error) {
 	w := wireMsg{
 		T: m.T, ID: m.ID,
 		Nonce: m.Nonce, HubID: m.HubID,
-		Protocol: m.Protocol, Hostname: m.Hostname, OS: m.OS, Arch: m.Arch, Version: m.Version, Capabilities: m.Capabilities,
+		Protocol: m.Protocol, Hostname: m.Hostname, OS: m.OS, Arch: m.Arch, Version: m.Version,
 		Host: m.Host, Sig: m.Sig,
 		DeviceID: m.DeviceID, DeviceName: m.DeviceName, HubVersion: m.HubVersion, HeartbeatMS: m.HeartbeatMS, Enrolled: m.Enrolled,
 		Event: m.Event,
@@ -193,35 +160,34 @@ func (m Msg) MarshalJSON() ([]byte, error) {
 // pointers for those some types require even when zero. (A test keeps the
 // two in step.)
 type wireMsg struct {
-	T            string          `json:"t"`
-	ID           uint64          `json:"id,omitempty"`
-	Nonce        string          `json:"nonce,omitempty"`
-	HubID        string          `json:"hub_id,omitempty"`
-	Protocol     int             `json:"protocol,omitempty"`
-	Hostname     string          `json:"hostname,omitempty"`
-	OS           string          `json:"os,omitempty"`
-	Arch         string          `json:"arch,omitempty"`
-	Version      string          `json:"version,omitempty"`
-	Capabilities []string        `json:"capabilities,omitempty"`
-	Host         string          `json:"host,omitempty"`
-	Sig          string          `json:"sig,omitempty"`
-	DeviceID     string          `json:"device_id,omitempty"`
-	DeviceName   string          `json:"device_name,omitempty"`
-	HubVersion   string          `json:"hub_version,omitempty"`
-	HeartbeatMS  int64           `json:"heartbeat_ms,omitempty"`
-	Enrolled     bool            `json:"enrolled,omitempty"`
-	Seq          *uint64         `json:"seq,omitempty"`
-	Sessions     *[]api.Session  `json:"sessions,omitempty"`
-	Event        *api.Event      `json:"event,omitempty"`
-	Op           string          `json:"op,omitempty"`
-	Args         json.RawMessage `json:"args,omitempty"`
-	OK           *bool           `json:"ok,omitempty"`
-	Result       json.RawMessage `json:"result,omitempty"`
-	Error        *api.Error      `json:"error,omitempty"`
-	Stream       uint32          `json:"stream,omitempty"`
-	Reason       string          `json:"reason,omitempty"`
-	NewStream    uint32          `json:"new_stream,omitempty"`
-	Offset       uint64          `json:"offset,omitempty"`
+	T           string          `json:"t"`
+	ID          uint64          `json:"id,omitempty"`
+	Nonce       string          `json:"nonce,omitempty"`
+	HubID       string          `json:"hub_id,omitempty"`
+	Protocol    int             `json:"protocol,omitempty"`
+	Hostname    string          `json:"hostname,omitempty"`
+	OS          string          `json:"os,omitempty"`
+	Arch        string          `json:"arch,omitempty"`
+	Version     string          `json:"version,omitempty"`
+	Host        string          `json:"host,omitempty"`
+	Sig         string          `json:"sig,omitempty"`
+	DeviceID    string          `json:"device_id,omitempty"`
+	DeviceName  string          `json:"device_name,omitempty"`
+	HubVersion  string          `json:"hub_version,omitempty"`
+	HeartbeatMS int64           `json:"heartbeat_ms,omitempty"`
+	Enrolled    bool            `json:"enrolled,omitempty"`
+	Seq         *uint64         `json:"seq,omitempty"`
+	Sessions    *[]api.Session  `json:"sessions,omitempty"`
+	Event       *api.Event      `json:"event,omitempty"`
+	Op          string          `json:"op,omitempty"`
+	Args        json.RawMessage `json:"args,omitempty"`
+	OK          *bool           `json:"ok,omitempty"`
+	Result      json.RawMessage `json:"result,omitempty"`
+	Error       *api.Error      `json:"error,omitempty"`
+	Stream      uint32          `json:"stream,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	NewStream   uint32          `json:"new_stream,omitempty"`
+	Offset      uint64          `json:"offset,omitempty"`
 }
 
 // EncodeMsg returns the JSON of m, or an error wrapping ErrTooBig when it

@@ -238,6 +238,14 @@ func (p *Peer) Call(ctx context.Context, op string, args, result any) error {
 	return p.call(ctx, op, args, result, false)
 }
 
+// Call sends op's request over p and waits for its answer (Peer.Call),
+// with the types the op declares.
+func Call[Req, Res any](ctx context.Context, p *Peer, op api.Op[Req, Res], req Req) (Res, error) {
+	var res Res
+	err := p.Call(ctx, op.Name, req, &res)
+	return res, err
+}
+
 // CallInOrder is Call, returning only once the handlers finished every
 // message and frame that arrived before the answer: the other end's
 // events about what the request changed, sent before its answer, have

@@ -38,8 +38,8 @@ func (a *agent) onMsg(m Msg) {
 		switch m.Op {
 		case "echo":
 			p.Reply(m.ID, m.Args, nil)
-		case OpCapture:
-			var args CaptureArgs
+		case "capture":
+			var args api.CaptureRequest
 			if err := m.DecodeArgs(&args); err != nil {
 				p.Reply(m.ID, nil, err)
 				return
@@ -52,7 +52,7 @@ func (a *agent) onMsg(m Msg) {
 			for i := 1; i <= 3; i++ {
 				p.Send(Msg{T: TypeEvent, Seq: uint64(i), Event: &api.Event{Seq: uint64(i), Type: api.EventSession, Session: &api.Session{ID: "s1"}}})
 			}
-			p.Reply(m.ID, Empty{}, nil)
+			p.Reply(m.ID, api.Empty{}, nil)
 		case "big":
 			p.Reply(m.ID, strings.Repeat("x", MaxFrame), nil)
 		default:
@@ -78,14 +78,14 @@ func TestCall(t *testing.T) {
 		ctx := ctxT(t)
 
 		var scr api.Screen
-		if err := hub.Call(ctx, OpCapture, CaptureArgs{ID: "s1", History: 5}, &scr); err != nil {
+		if err := hub.Call(ctx, "capture", api.CaptureRequest{SessionRef: api.SessionRef{ID: "s1"}, History: 5}, &scr); err != nil {
 			t.Fatal(err)
 		}
 		if scr != (api.Screen{Text: "screen of s1", Cols: 80, Rows: 24, Cursor: [2]int{3, 5}}) {
 			t.Errorf("%+v", scr)
 		}
 
-		err := hub.Call(ctx, "missing", IDArgs{ID: "x"}, &scr)
+		err := hub.Call(ctx, "missing", api.SessionRef{ID: "x"}, &scr)
 		var ae *api.Error
 		if !errors.Is(err, api.ErrNotFound) || !errors.As(err, &ae) || ae.Message != `no session "x"` {
 			t.Errorf("typed error: %#v", err)
@@ -96,11 +96,11 @@ func TestCall(t *testing.T) {
 		if err := hub.Call(ctx, "frobnicate", nil, nil); !errors.Is(err, api.ErrBadRequest) {
 			t.Errorf("unknown op: %v", err)
 		}
-		if err := hub.Call(ctx, OpCapture, json.RawMessage(`{"id":5}`), &scr); !errors.Is(err, api.ErrBadRequest) {
+		if err := hub.Call(ctx, "capture", json.RawMessage(`{"id":5}`), &scr); !errors.Is(err, api.ErrBadRequest) {
 			t.Errorf("bad args: %v", err)
 		}
 		var n int
-		if err := hub.Call(ctx, OpCapture, CaptureArgs{ID: "s"}, &n); err == nil || errors.Is(err, ErrClosed) {
+		if err := hub.Call(ctx, "capture", api.CaptureRequest{SessionRef: api.SessionRef{ID: "s"}}, &n); err == nil || errors.Is(err, ErrClosed) {
 			t.Errorf("result of the wrong type: %v", err)
 		}
 		// A result over the limit comes back as too_large; the link lives.
@@ -129,7 +129,7 @@ func TestCallInOrder(t *testing.T) {
 				mu.Unlock()
 			}
 		}})
-		if err := hub.CallInOrder(ctxT(t), "notify", Empty{}, &Empty{}); err != nil {
+		if err := hub.CallInOrder(ctxT(t), "notify", api.Empty{}, &api.Empty{}); err != nil {
 			t.Fatal(err)
 		}
 		mu.Lock()
@@ -462,7 +462,7 @@ func TestNoHandler(t *testing.T) {
 	eachKind(t, func(t *testing.T, kind string) {
 		hub, ag, _, _ := pair(t, kind, Options{})
 		_ = hub
-		if err := ag.Call(ctxT(t), OpKill, IDArgs{ID: "s"}, nil); !errors.Is(err, api.ErrBadRequest) {
+		if err := ag.Call(ctxT(t), "kill", api.SessionRef{ID: "s"}, nil); !errors.Is(err, api.ErrBadRequest) {
 			t.Errorf("req: %v", err)
 		}
 		// An event without a handler is dropped, the link stays.
@@ -561,7 +561,7 @@ func TestHandlerMayCall(t *testing.T) {
 		hub = run(t, cs.b, Options{OnMsg: func(m Msg) {
 			if m.T == TypeSync {
 				var scr api.Screen
-				answers <- hub.Call(ctxT(t), OpCapture, CaptureArgs{ID: "s"}, &scr)
+				answers <- hub.Call(ctxT(t), "capture", api.CaptureRequest{SessionRef: api.SessionRef{ID: "s"}}, &scr)
 			}
 		}})
 		if err := ag.Send(Msg{T: TypeSync}); err != nil {

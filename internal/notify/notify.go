@@ -48,13 +48,13 @@ type Notifier struct {
 	allowPrivate bool
 
 	// sending counts the sends in flight (Handle); sendCtx bounds them and
-	// ends sendGrace after Serve's context.
+	// ends sendGrace after Run's context.
 	sending     sync.WaitGroup
 	sendCtx     context.Context
 	cancelSends context.CancelFunc
 
 	// followers are the users' buses followed (Watch), on goroutines of
-	// the notifier's while Serve runs; those given before it are pending.
+	// the notifier's while Run runs; those given before it are pending.
 	followers lifetime.Group
 	mu        sync.Mutex
 	serving   context.Context
@@ -67,7 +67,7 @@ type follow struct {
 	bus  *events.Bus
 }
 
-// sendGrace is how long Serve, at its end, lets the sends in flight finish
+// sendGrace is how long Run, at its end, lets the sends in flight finish
 // before it cuts them: a daemon stops within a couple of seconds, and the
 // notification stays in the log (the dashboard's bell) either way.
 const sendGrace = 500 * time.Millisecond
@@ -351,7 +351,7 @@ func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) {
 	go func() {
 		defer n.sending.Done()
 		// Not ctx: a follower that stops does not cut what it handed over
-		// (Serve gives it sendGrace).
+		// (Run gives it sendGrace).
 		ctx, cancel := context.WithTimeout(n.sendCtx, 30*time.Second)
 		defer cancel()
 		n.push(ctx, user, m)
@@ -362,14 +362,14 @@ func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) {
 // Wait waits for notifications being sent (tests).
 func (n *Notifier) Wait() { n.sending.Wait() }
 
-// Serve follows the users' buses given to Watch until ctx ends, then
+// Run follows the users' buses given to Watch until ctx ends, then
 // returns once every follower has, and the notifications being sent have
 // been sent, or cut after sendGrace. Call it once.
-func (n *Notifier) Serve(ctx context.Context) error {
+func (n *Notifier) Run(ctx context.Context) error {
 	n.mu.Lock()
 	if n.serving != nil {
 		n.mu.Unlock()
-		return errors.New("notify: Serve called twice")
+		return errors.New("notify: Run called twice")
 	}
 	n.serving = ctx
 	pending := n.pending
@@ -388,7 +388,7 @@ func (n *Notifier) Serve(ctx context.Context) error {
 }
 
 // Watch follows a user's bus (Follow) on a goroutine of the notifier's
-// while Serve runs (from its start, if it has not started). It returns at
+// while Run runs (from its start, if it has not started). It returns at
 // once: the hub calls it with its lock held (hub.Options.OnUser).
 func (n *Notifier) Watch(user string, bus *events.Bus) {
 	n.mu.Lock()

@@ -211,7 +211,7 @@ func TestRules(t *testing.T) {
 				{Kind: ScreenClear}},
 			want: api.StatusBusy,
 			check: func(t *testing.T, s State) {
-				if s.Waiting != nil || s.OnScreen != "" || s.Deferred != nil {
+				if s.Waiting != nil || s.OnScreen != "" || len(s.Deferred) != 0 {
 					t.Errorf("left %+v %q %v", s.Waiting, s.OnScreen, s.Deferred)
 				}
 			}},
@@ -219,10 +219,18 @@ func TestRules(t *testing.T) {
 			events: []Event{screenDialog("d1", "fp1", api.DialogPermission), {Kind: HookStop, At: at(40)}},
 			want:   api.StatusNeedsInput,
 			check: func(t *testing.T, s State) {
-				if s.Deferred == nil || s.Deferred.Kind != HookStop {
+				if len(s.Deferred) != 1 || s.Deferred[0].Kind != HookStop {
 					t.Errorf("deferred %v", s.Deferred)
 				}
 			}},
+		{name: "every held signal is applied once the dialog is gone, in order: a Stop held behind the file's idle is kept", from: needs,
+			events: []Event{screenDialog("d1", "fp1", api.DialogQuestion),
+				{Kind: HookPostToolUse, At: at(40)}, {Kind: HookStop, At: at(41)}, {Kind: FileStatus, FileStatus: "idle", At: at(42)},
+				{Kind: ScreenClear, Screen: ScreenState{InputBox: true}}},
+			want: api.StatusReview, wantNotify: []bool{false, false, false, false, true}},
+		{name: "a question answered before any hook says so: Claude goes on", from: needs,
+			events: []Event{screenDialog("d1", "fp1", api.DialogQuestion), {Kind: ScreenClear, Screen: ScreenState{InputBox: true}}},
+			want:   api.StatusBusy},
 		{name: "a new dialog replacing the one on screen gets a new id", from: needs,
 			events: []Event{screenDialog("d1", "fp1", api.DialogPermission), screenDialog("d2", "fp2", api.DialogPermission)},
 			want:   api.StatusNeedsInput,
@@ -317,6 +325,44 @@ func TestRules(t *testing.T) {
 				{Kind: Tick, At: at(21)},
 				{Kind: Tick, At: at(20).Add(followUpWait)}},
 			want: api.StatusReview, wantNotify: []bool{false, false, false, false, false, true}},
+		{name: "Stop naming a running background agent keeps the turn busy; its file idle then expects Claude's own turn", from: busy,
+			events: []Event{{Kind: HookStop, At: at(8), Background: []api.BackgroundTask{{Type: "subagent", Description: "slow"}}},
+				{Kind: FileStatus, FileStatus: "idle", At: at(20)},
+				{Kind: HookPromptSubmit, Prompt: "<task-notification>", At: at(21)},
+				{Kind: HookStop, At: at(22), Background: []api.BackgroundTask{}}},
+			want: api.StatusReview, wantNotify: []bool{false, false, false, true},
+			check: func(t *testing.T, s State) {
+				if len(s.Background) != 0 {
+					t.Errorf("background %+v", s.Background)
+				}
+			}},
+		{name: "a background shell alone does not keep the session busy", from: busy,
+			events: []Event{{Kind: HookStop, At: at(8), Background: []api.BackgroundTask{{Type: "shell", Command: "sleep 6"}}},
+				{Kind: FileStatus, FileStatus: "shell", At: at(9)}},
+			want: api.StatusReview, wantNotify: []bool{true, false},
+			check: func(t *testing.T, s State) {
+				if len(s.Background) != 1 || s.Background[0].Command != "sleep 6" {
+					t.Errorf("background %+v", s.Background)
+				}
+			}},
+		{name: "the Elicitation hook is needs-input at once; its result is busy", from: busy,
+			events: []Event{{Kind: HookElicitation, Message: "Tell me about you", Tool: "fake", At: at(5)},
+				{Kind: HookElicitationResult, At: at(9)}},
+			want: api.StatusBusy, wantNotify: []bool{true, false}},
+		{name: "task list progress from TaskCreated, TaskUpdate and TaskCompleted", from: busy,
+			events: []Event{
+				{Kind: HookTaskCreated, TaskID: "1", TaskSubject: "Write code", At: at(5)},
+				{Kind: HookTaskCreated, TaskID: "2", TaskSubject: "Test it", At: at(6)},
+				{Kind: HookTaskCreated, TaskID: "3", TaskSubject: "Ship", At: at(7)},
+				{Kind: HookPreToolUse, Tool: "TaskUpdate", ToolInput: []byte(`{"taskId":"1","status":"completed"}`), At: at(8)},
+				{Kind: HookTaskCompleted, TaskID: "1", At: at(9)},
+				{Kind: HookPreToolUse, Tool: "TaskUpdate", ToolInput: []byte(`{"taskId":"2","status":"in_progress"}`), At: at(10)}},
+			want: api.StatusBusy,
+			check: func(t *testing.T, s State) {
+				if s.Todos == nil || s.Todos.Done != 1 || s.Todos.Total != 3 || s.Todos.Current != "Test it" {
+					t.Errorf("todos %+v", s.Todos)
+				}
+			}},
 		{name: "TodoWrite progress", from: busy,
 			events: []Event{{Kind: HookPreToolUse, Tool: "TodoWrite", At: at(5),
 				ToolInput: []byte(`{"todos":[{"content":"a","status":"completed","activeForm":"Doing a"},{"content":"b","status":"in_progress","activeForm":"Doing b"},{"content":"c","status":"pending","activeForm":"Doing c"}]}`)}},

@@ -51,6 +51,10 @@ const (
 	HookPostCompact
 	HookSubagentStart
 	HookSubagentStop
+	HookElicitation
+	HookElicitationResult
+	HookTaskCreated
+	HookTaskCompleted
 	// FileStatus: Claude's session file says busy, idle or waiting.
 	FileStatus
 	// Interrupt: the transcript shows "[Request interrupted by user...".
@@ -93,6 +97,8 @@ var kindNames = [...]string{
 	HookPermissionRequest: "PermissionRequest", HookNotification: "Notification", HookStop: "Stop",
 	HookStopFailure: "StopFailure", HookPreCompact: "PreCompact", HookPostCompact: "PostCompact",
 	HookSubagentStart: "SubagentStart", HookSubagentStop: "SubagentStop",
+	HookElicitation: "Elicitation", HookElicitationResult: "ElicitationResult",
+	HookTaskCreated: "TaskCreated", HookTaskCompleted: "TaskCompleted",
 	FileStatus: "file-status", Interrupt: "interrupt", ToolSeen: "tool-seen", AssistantText: "assistant-text",
 	TurnEnded: "turn-ended", PromptSeen: "prompt-seen", ScreenDialog: "screen-dialog", ScreenClear: "screen-clear",
 	ClaudeStarted: "claude-started", ClaudeExited: "claude-exited",
@@ -135,6 +141,11 @@ type Event struct {
 	ErrorKind string
 	// Prompt is UserPromptSubmit's prompt.
 	Prompt string
+	// Background is Stop's background_tasks that still run; nil when the
+	// hook did not say.
+	Background []api.BackgroundTask
+	// TaskID and TaskSubject are TaskCreated's and TaskCompleted's.
+	TaskID, TaskSubject string
 	// FileStatus is the session file's status: "busy", "idle", "waiting".
 	FileStatus string
 
@@ -186,6 +197,14 @@ type Subagent struct {
 	Returned bool
 }
 
+// Task is one item of the session's task list.
+type Task struct {
+	ID, Subject, Status string
+}
+
+// maxTasks bounds the task list a session remembers.
+const maxTasks = 200
+
 // State is what corral knows about one session's activity.
 type State struct {
 	Status       api.Status
@@ -216,9 +235,10 @@ type State struct {
 	// OnScreen is the fingerprint of the dialog the last screen read showed,
 	// while the session waits on it; "" when no screen read confirmed one.
 	OnScreen string
-	// Deferred is the newest signal held back because it would have ended a
-	// dialog that is still on the screen.
-	Deferred *Event
+	// Deferred are the signals held back, in arrival order, because they
+	// would have ended a dialog that is still on the screen (at most
+	// maxDeferred: the newest are kept).
+	Deferred []Event
 
 	// Hooked: this claude delivers hooks. A claude typed by hand in the pane
 	// delivers none, and its turns end by the transcript instead.
@@ -232,8 +252,12 @@ type State struct {
 	// that turn ends (or followUpWait passes without one).
 	MainStopped  bool
 	FollowUpFrom time.Time
-	// Todos is the latest TodoWrite list's progress.
+	// Todos is the task list's progress; Tasks the list (TaskCreate and
+	// TaskUpdate: TodoWrite is off in 2.1.197).
 	Todos *api.Todos
+	Tasks []Task
+	// Background is the background work Stop said still runs.
+	Background []api.BackgroundTask
 }
 
 // Outcome says what Apply did.
@@ -305,13 +329,18 @@ func personsMenu(prev, s State) bool {
 		(prev.Status == api.StatusIdle || prev.Status == api.StatusReview)
 }
 
-// defer1 keeps ev as the held signal if it is the newest held so far.
+// maxDeferred bounds the signals held back while a dialog is on screen.
+const maxDeferred = 32
+
+// defer1 holds ev back until the screen says the dialog is gone. All held
+// signals are applied then, in the order they came: a Stop held behind the
+// file's idle must not be lost.
 func (s *State) defer1(ev Event) {
-	if s.Deferred != nil && !ev.At.IsZero() && !s.Deferred.At.IsZero() && ev.At.Before(s.Deferred.At) {
-		return
+	d := append(s.Deferred[:len(s.Deferred):len(s.Deferred)], ev)
+	if len(d) > maxDeferred {
+		d = d[len(d)-maxDeferred:]
 	}
-	e := ev
-	s.Deferred = &e
+	s.Deferred = d
 }
 
 // step applies ev's rule to s.
@@ -358,6 +387,22 @@ func step(s State, ev Event, now time.Time) State {
 		if fresh() {
 			s.Compacting = ev.Kind == HookPreCompact
 		}
+	case HookElicitation:
+		if fresh() {
+			w := &api.Waiting{Kind: api.DialogElicitation, Message: ev.Message, Tool: ev.Tool}
+			if s.Status == api.StatusNeedsInput && s.Waiting != nil && s.Waiting.Kind == api.DialogElicitation {
+				cur := *s.Waiting
+				cur.Message, cur.Tool = ev.Message, ev.Tool
+				w = &cur
+			}
+			s.toNeedsInput(w)
+		}
+	case HookElicitationResult:
+		if fresh() && s.Status == api.StatusNeedsInput {
+			s.toBusy(at)
+		}
+	case HookTaskCreated, HookTaskCompleted:
+		// Metadata (absorbMetadata); no status change.
 	case HookSubagentStart:
 		onSubagentStart(&s, ev)
 	case HookSubagentStop:
@@ -439,7 +484,9 @@ func onSessionStart(s *State, ev Event, fresh func() bool) {
 		return
 	}
 	s.toIdle()
-	s.Subagents, s.Todos = nil, nil
+	if ev.Source != "compact" {
+		s.Subagents, s.Todos, s.Tasks, s.Background = nil, nil, nil, nil
+	}
 }
 
 func onSessionEnd(s *State, ev Event, fresh func() bool) {
@@ -463,6 +510,7 @@ func onPromptSubmit(s *State, ev Event, at time.Time, fresh func() bool) {
 	s.Error, s.ErrorMessage = "", ""
 	s.CurrentTool = ""
 	s.FollowUpFrom = time.Time{}
+	s.MainStopped = false
 	if ev.Prompt != "" {
 		s.LastPrompt = ev.Prompt
 	}
@@ -585,6 +633,9 @@ func onStop(s *State, ev Event, at time.Time, fresh func() bool) {
 		return // a subagent's own end; SubagentStop reports it
 	}
 	s.FollowUpFrom = time.Time{}
+	if ev.Background != nil {
+		s.Background = ev.Background
+	}
 	if s.backgroundRunning() {
 		// The main turn ended but Claude waits for background agents and
 		// starts a turn of its own when they are done: still work.
@@ -646,7 +697,19 @@ func onSubagentStop(s *State, ev Event, at time.Time) {
 // maxSubagents bounds what a session remembers of its subagents.
 const maxSubagents = 64
 
+// backgroundRunning: background agents run, so Claude will start a turn of
+// its own about them. Stop's background_tasks says so; the subagents seen
+// are the fallback. A background shell alone does not count: it may run
+// for good (a dev server) while Claude waits for the person.
 func (s *State) backgroundRunning() bool {
+	if s.Background != nil {
+		for _, t := range s.Background {
+			if t.Type == "subagent" {
+				return true
+			}
+		}
+		return false
+	}
 	for _, a := range s.Subagents {
 		if a.Background {
 			return true
@@ -680,7 +743,11 @@ func onFileStatus(s *State, ev Event, at time.Time, fresh func() bool) {
 		// reported by Stop as review, which idle must not erase. Between
 		// the end of background agents and the turn Claude starts about
 		// them, the file says idle for a moment: that is no interruption.
-		if !s.FollowUpFrom.IsZero() && s.Status == api.StatusBusy {
+		if s.Status == api.StatusBusy && (!s.FollowUpFrom.IsZero() || s.MainStopped) {
+			if s.MainStopped {
+				s.MainStopped = false
+				s.FollowUpFrom = at
+			}
 			return
 		}
 		switch s.Status {
@@ -708,11 +775,15 @@ func onScreenDialog(s *State, ev Event) {
 		cur := s.Waiting
 		if ev.Fingerprint == s.OnScreen && cur.DialogID != "" {
 			w.DialogID = cur.DialogID // the same dialog, redrawn
-			if s.Deferred != nil && s.Deferred.At.IsZero() {
-				// An untimed check (a safety re-verification) is answered
-				// by this read; timed signals wait for the dialog's end.
-				s.Deferred = nil
+			// An untimed check (a safety re-verification) is answered by
+			// this read; timed signals wait for the dialog's end.
+			var keep []Event
+			for _, d := range s.Deferred {
+				if !d.At.IsZero() {
+					keep = append(keep, d)
+				}
 			}
+			s.Deferred = keep
 		}
 		// What hooks said about the dialog stays: the tool, its input, the
 		// questions; the screen adds options and text.
@@ -743,15 +814,27 @@ func onScreenDialog(s *State, ev Event) {
 	s.OnScreen = ev.Fingerprint
 }
 
+// midTurn reports dialogs that a running turn opens (a tool asks): when
+// one closes, the turn goes on.
+func midTurn(kind string) bool {
+	switch kind {
+	case api.DialogPermission, api.DialogQuestion, api.DialogPlan, api.DialogElicitation:
+		return true
+	}
+	return false
+}
+
 func onScreenClear(s *State, ev Event, now time.Time) {
 	if s.Status != api.StatusNeedsInput {
 		return
 	}
 	held := s.OnScreen != ""
 	s.OnScreen = ""
-	if d := s.Deferred; d != nil {
+	if ds := s.Deferred; len(ds) > 0 {
 		s.Deferred = nil
-		*s = step(*s, *d, now)
+		for _, d := range ds {
+			*s = step(*s, d, now)
+		}
 		if s.Status != api.StatusNeedsInput {
 			return
 		}
@@ -760,8 +843,17 @@ func onScreenClear(s *State, ev Event, now time.Time) {
 		// Hooks announced a dialog the screen has not drawn yet; wait for it.
 		return
 	}
+	kind := ""
+	if s.Waiting != nil {
+		kind = s.Waiting.Kind
+	}
 	switch {
 	case ev.Screen.Busy:
+		s.toBusy(now)
+	case midTurn(kind):
+		// A dialog of a running turn went without a word yet: answered,
+		// Claude goes on (its hooks and file follow, and say otherwise if
+		// it was refused).
 		s.toBusy(now)
 	case ev.Screen.InputBox:
 		s.toIdle()
@@ -790,7 +882,8 @@ func (s State) absorbMetadata(ev Event) State {
 	}
 	switch ev.Kind {
 	case HookSessionStart, HookSessionEnd, HookPromptSubmit, HookPreToolUse, HookPostToolUse, HookPermissionRequest,
-		HookNotification, HookStop, HookStopFailure, HookPreCompact, HookPostCompact, HookSubagentStart, HookSubagentStop:
+		HookNotification, HookStop, HookStopFailure, HookPreCompact, HookPostCompact, HookSubagentStart, HookSubagentStop,
+		HookElicitation, HookElicitationResult, HookTaskCreated, HookTaskCompleted:
 		s.Hooked = true
 	}
 	if ev.Kind == HookPreToolUse && ev.Tool != "" && ev.AgentID == "" {
@@ -800,6 +893,9 @@ func (s State) absorbMetadata(ev Event) State {
 		if t := todos(ev.ToolInput); t != nil {
 			s.Todos = t
 		}
+	}
+	if s2, ok := s.taskSignal(ev); ok {
+		s = s2
 	}
 	if ev.Kind == HookPreToolUse && ev.Tool == "Agent" && ev.AgentID == "" {
 		s.Subagents = withAgentCall(s.Subagents, ev)
@@ -874,6 +970,66 @@ func todos(input json.RawMessage) *api.Todos {
 		}
 	}
 	return t
+}
+
+// taskSignal folds a task list change: TaskCreated and TaskCompleted
+// hooks, and TaskUpdate calls (hook or transcript) that set a status.
+func (s State) taskSignal(ev Event) (State, bool) {
+	var id, subject, st string
+	switch {
+	case ev.Kind == HookTaskCreated:
+		id, subject, st = ev.TaskID, ev.TaskSubject, "pending"
+	case ev.Kind == HookTaskCompleted:
+		id, subject, st = ev.TaskID, ev.TaskSubject, "completed"
+	case (ev.Kind == HookPreToolUse || ev.Kind == ToolSeen) && ev.Tool == "TaskUpdate":
+		var in struct {
+			TaskID string `json:"taskId"`
+			Status string `json:"status"`
+		}
+		if json.Unmarshal(ev.ToolInput, &in) != nil || in.TaskID == "" || in.Status == "" {
+			return s, false
+		}
+		id, st = in.TaskID, in.Status
+	default:
+		return s, false
+	}
+	if id == "" {
+		return s, false
+	}
+	tasks := append([]Task(nil), s.Tasks...)
+	found := false
+	for i := range tasks {
+		if tasks[i].ID == id {
+			found = true
+			if subject != "" {
+				tasks[i].Subject = snippet(subject)
+			}
+			// Completed stays completed; a late "pending" does not undo it.
+			if tasks[i].Status != "completed" || st == "completed" {
+				tasks[i].Status = st
+			}
+		}
+	}
+	if !found {
+		if len(tasks) >= maxTasks {
+			return s, false
+		}
+		tasks = append(tasks, Task{ID: id, Subject: snippet(subject), Status: st})
+	}
+	s.Tasks = tasks
+	t := &api.Todos{Total: len(tasks)}
+	for _, k := range tasks {
+		switch k.Status {
+		case "completed":
+			t.Done++
+		case "in_progress":
+			if t.Current == "" {
+				t.Current = k.Subject
+			}
+		}
+	}
+	s.Todos = t
+	return s, true
 }
 
 // questions reads AskUserQuestion's questions from its input.
@@ -1045,7 +1201,8 @@ func equal(a, b State) bool {
 		a.TranscriptPath != b.TranscriptPath || a.Model != b.Model {
 		return false
 	}
-	if !jsonEqual(a.Waiting, b.Waiting) || !jsonEqual(a.Subagents, b.Subagents) || !jsonEqual(a.Todos, b.Todos) {
+	if !jsonEqual(a.Waiting, b.Waiting) || !jsonEqual(a.Subagents, b.Subagents) || !jsonEqual(a.Todos, b.Todos) ||
+		!jsonEqual(a.Background, b.Background) {
 		return false
 	}
 	return true

@@ -108,6 +108,7 @@ type Stream struct {
 	replaces     []*Stream   // Options.Replaces, until pump closed them
 	floodFrom    time.Time   // start of the current flood window
 	floodN       int         // bytes read in it
+	floodBytes   int         // a flood's size (floodBytes, or Options.FloodBytes)
 	suspendAfter time.Time   // no suspending before (after a failure)
 
 	mu      sync.Mutex
@@ -157,6 +158,9 @@ type Stream struct {
 
 // Options start a stream.
 type Options struct {
+	// FloodBytes overrides floodBytes (tests: how fast tmux can draw
+	// depends on the machine, and a test needs a flood whatever it is).
+	FloodBytes int
 	// Argv is the attach command, e.g. tmux attach-session -t =id.
 	Argv []string
 	Env  []string
@@ -205,9 +209,13 @@ func Start(opts Options) (*Stream, error) {
 	}
 	var id [8]byte
 	rand.Read(id[:])
+	if opts.FloodBytes <= 0 {
+		opts.FloodBytes = floodBytes
+	}
 	s := &Stream{ID: hex.EncodeToString(id[:]), cmd: cmd, pty: ptmx, tty: tty, suspend: opts.Suspend, activity: opts.Activity, scrolled: opts.Scrolled,
-		replaces: opts.Replaces,
-		ring:     make([]byte, RingSize), wake: make(chan struct{}), rows: rows, idleSince: time.Now()}
+		floodBytes: opts.FloodBytes,
+		replaces:   opts.Replaces,
+		ring:       make([]byte, RingSize), wake: make(chan struct{}), rows: rows, idleSince: time.Now()}
 	if len(opts.Prefill) > 0 {
 		s.appendLocked(opts.Prefill)
 		// The scrollback ends with newlines that push it up: by design.
@@ -391,7 +399,7 @@ func (s *Stream) checkFlood(n int) {
 	// tmux skipping lines for this client is the surest sign: it could
 	// not keep up. The byte count catches a flood that a fast viewer
 	// keeps up with. Output drawn just before a suspension is no sign.
-	if (s.floodN < floodBytes && !skipped) || asleep {
+	if (s.floodN < s.floodBytes && !skipped) || asleep {
 		return
 	}
 	s.floodN = 0

@@ -268,6 +268,10 @@ func TestFloodSuspendsTheClient(t *testing.T) {
 	s, err := Start(Options{
 		Argv: []string{"tmux", "-S", ts.Socket, "attach-session", "-t", "=s"},
 		Env:  append(os.Environ(), "TERM=xterm-256color"), Cols: 80, Rows: 24,
+		// tmux draws a 3M-line seq at 0.4-2 MB/s depending on the machine
+		// and its load: a smaller flood size makes it a flood anywhere,
+		// still far above 300 lines at once.
+		FloodBytes: 16 << 10,
 		Suspend: func(tty string) error {
 			calls.Add(1)
 			_, err := ts.Cmd("suspend-client", "-t", tty)

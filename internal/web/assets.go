@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"path"
 	"strings"
-
-	"github.com/corral-dev/corral/internal/term"
 )
 
 // dist is the UI built by scripts/build-web.sh. It may hold only .keep (a
@@ -19,11 +17,6 @@ import (
 //
 //go:embed all:dist
 var dist embed.FS
-
-var (
-	errClosed = term.ErrClosed
-	errRedraw = term.ErrRedraw
-)
 
 // asset is one file of the UI, ready to serve.
 type asset struct {

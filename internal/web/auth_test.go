@@ -21,6 +21,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/hub"
 	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/store"
@@ -29,9 +30,14 @@ import (
 
 // stubBackend answers the session list, so that a request shows whether
 // its credential passed; the auth tests need no machine.
-type stubBackend struct{ web.Backend }
+type stubBackend struct{ backend.Backend }
 
-func (stubBackend) Sessions(context.Context) ([]api.Session, error) { return []api.Session{}, nil }
+func (stubBackend) Serve(_ context.Context, op string, _ any) (any, error) {
+	if op == api.OpSessions.Name {
+		return []api.Session{}, nil
+	}
+	return nil, api.Errorf(api.CodeNotFound, "the stub serves only the session list")
+}
 
 // clock is a settable clock for session lifetimes.
 type clock struct {

@@ -1,7 +1,8 @@
-// Package web serves the dashboard: the embedded UI, the API over TCP behind
-// authentication, and the WebSockets for events and terminals. It calls a
-// Backend (the local agent, or the hub that routes to many) and knows
-// nothing of tmux or Claude.
+// Package web serves the dashboard: authentication, the embedded UI, and the
+// WebSockets for events and terminals; behind authentication it mounts the
+// API (internal/httpapi) for everything else. It calls a backend.Backend
+// (the local agent, or the hub that routes to many) and knows nothing of
+// tmux or Claude.
 package web
 
 import (
@@ -19,31 +20,13 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/httpapi"
 	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/version"
 )
-
-// Terminal is one viewer's attached terminal (see term.Stream).
-type Terminal interface {
-	StreamID() string
-	Close() error
-	Read(ctx context.Context, offset uint64, max int) ([]byte, error)
-	Write(p []byte) (int, error)
-	Resize(cols, rows int) error
-	Attach()
-	Detach()
-}
-
-// Backend is what the dashboard serves.
-type Backend interface {
-	httpapi.Backend
-	Timeline(ctx context.Context, id string) (api.Timeline, error)
-	// OpenTerminal attaches a viewer; see agent.OpenTerminal.
-	OpenTerminal(ctx context.Context, id string, cols, rows int, resume string, offset uint64) (Terminal, uint64, bool, error)
-}
 
 // Options configure the server.
 type Options struct {
@@ -67,7 +50,7 @@ type Options struct {
 
 // Server is the dashboard's HTTP handler.
 type Server struct {
-	b    Backend
+	b    backend.Backend
 	opts Options
 	log  *slog.Logger
 	mux  *http.ServeMux
@@ -75,7 +58,7 @@ type Server struct {
 }
 
 // New makes the dashboard's handler.
-func New(b Backend, opts Options) *Server {
+func New(b backend.Backend, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -96,7 +79,6 @@ func New(b Backend, opts Options) *Server {
 		{"GET /api/v1/web/config", s.config},
 		{"GET /api/v1/auth/sessions", s.webSessions},
 		{"DELETE /api/v1/auth/sessions/{id}", s.endWebSession},
-		{"GET /api/v1/sessions/{id}/timeline", s.timeline},
 		{"POST /api/v1/push/subscriptions", s.pushSubscribe},
 		{"DELETE /api/v1/push/subscriptions", s.pushUnsubscribe},
 		{"PUT /api/v1/settings", s.settings},
@@ -448,16 +430,6 @@ func (s *Server) config(w http.ResponseWriter, r *http.Request) {
 		cfg["webhook_url"] = n.Webhook(r.Context(), identity.User(r.Context()))
 	}
 	writeJSON(w, http.StatusOK, cfg)
-}
-
-func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
-	tl, err := s.b.Timeline(r.Context(), r.PathValue("id"))
-	if err != nil {
-		httpapi.WriteError(w, api.AsError(err))
-		return
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, tl)
 }
 
 func (s *Server) pushSubscribe(w http.ResponseWriter, r *http.Request) {

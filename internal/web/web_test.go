@@ -23,7 +23,6 @@ import (
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/events"
-	"github.com/corral-dev/corral/internal/httpapi"
 	"github.com/corral-dev/corral/internal/hub"
 	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/notify"
@@ -39,21 +38,6 @@ type fixture struct {
 	st    *store.Store
 	acc   *hub.Accounts
 	token string // the API token
-}
-
-// backend adapts the agent the way corral serve does.
-type backend struct{ *agent.Agent }
-
-func (b backend) Subscribe(ctx context.Context, since uint64) (httpapi.Subscription, error) {
-	return b.Agent.Subscribe(ctx, since)
-}
-
-func (b backend) OpenTerminal(ctx context.Context, id string, cols, rows int, resume string, offset uint64) (web.Terminal, uint64, bool, error) {
-	s, from, reset, err := b.Agent.OpenTerminal(ctx, id, cols, rows, resume, offset)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	return s, from, reset, nil
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -92,7 +76,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	assets := fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>corral</title>")}, "app.js": {Data: []byte("console.log(1)")}}
-	h := web.New(backend{ag}, web.Options{Store: st, Notifier: n, Auth: auth, Loopback: true, Assets: assets})
+	h := web.New(ag.Backend(), web.Options{Store: st, Notifier: n, Auth: auth, Loopback: true, Assets: assets})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.Close()
@@ -319,7 +303,7 @@ func TestDNSRebindingRefused(t *testing.T) {
 		t.Fatalf("foreign Host: %d", resp.StatusCode)
 	}
 	// A reverse proxy's public name can be allowed explicitly.
-	h := web.New(backend{f.ag}, web.Options{Store: f.st, Auth: f.auth, Loopback: true, AllowedHosts: []string{"hub.example.com"},
+	h := web.New(f.ag.Backend(), web.Options{Store: f.st, Auth: f.auth, Loopback: true, AllowedHosts: []string{"hub.example.com"},
 		Assets: fstest.MapFS{"index.html": {Data: []byte("x")}}})
 	for host, want := range map[string]int{"hub.example.com": 200, "hub.example.com:443": 200, "evil.example.com": 403} {
 		req := httptest.NewRequest("GET", "/api/v1/sessions", nil)

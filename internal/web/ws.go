@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/httpapi"
 )
 
@@ -157,7 +158,7 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 	// whichever is current.
 	var mu sync.Mutex
 	size := [2]int{cols, rows}
-	current := func() Terminal {
+	current := func() backend.Terminal {
 		mu.Lock()
 		defer mu.Unlock()
 		return t
@@ -209,7 +210,7 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 	off := from
 	for {
 		data, err := t.Read(ctx, off, outputChunk)
-		if errors.Is(err, errRedraw) {
+		if errors.Is(err, backend.ErrTermRedraw) {
 			// The viewer fell behind a flood and may have missed lines:
 			// replace its terminal with a fresh one (complete scrollback,
 			// then the live screen).
@@ -238,7 +239,7 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			reason := "the terminal closed"
-			if !errors.Is(err, errClosed) {
+			if !errors.Is(err, backend.ErrTermClosed) {
 				reason = err.Error()
 			}
 			write(append([]byte{FrameExit}, reason...))

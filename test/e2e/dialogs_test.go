@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +41,20 @@ func expectCode(t *testing.T, what string, err error, code string) {
 	var ae *api.Error
 	if !errors.As(err, &ae) || ae.Code != code {
 		t.Fatalf("%s: got %v, want %s", what, err, code)
+	}
+}
+
+// refusesText checks that text sent while a dialog is open is refused with
+// dialog_open and changes nothing on the screen.
+func (h *harness) refusesText(t *testing.T, id string) {
+	t.Helper()
+	before := h.screen(id)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := h.c.Input(ctx, id, api.InputRequest{Text: "2 no wait", Enter: true})
+	expectCode(t, "text while a dialog is open", err, api.CodeDialogOpen)
+	if after := h.screen(id); after != before {
+		t.Errorf("the screen changed after refused input:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
 
@@ -213,6 +229,7 @@ func TestAPIKeyDialog(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessOptions{extraEnv: []string{"ANTHROPIC_API_KEY=sk-ant-other-key-never-approved-0123456789"}})
 	s := startupDialog(t, h, h.proj, api.DialogAPIKey, "API key")
+	h.refusesText(t, s.ID)
 	holds(t, h, s.ID, s.WaitingFor.DialogID, 12*time.Second)
 	if _, err := h.answer(s.ID, api.AnswerRequest{Dialog: s.WaitingFor.DialogID, Choice: "yes"}); err != nil {
 		t.Fatal(err)
@@ -363,4 +380,197 @@ func TestMultilinePrompt(t *testing.T) {
 			t.Errorf("the model got %q, want %q", r.Prompt, want)
 		}
 	}
+}
+
+// lastToolResult waits for a tool result whose content contains sub, sent
+// to the model after request seq, and returns its content.
+func (h *harness) lastToolResult(t *testing.T, after time.Time, sub string) string {
+	t.Helper()
+	var got string
+	waitFor(t, 30*time.Second, "a tool result with "+sub, func() bool {
+		for _, r := range h.api.Requests() {
+			if r.Time.Before(after) {
+				continue
+			}
+			for _, tr := range r.ToolResults {
+				if strings.Contains(tr.Content, sub) {
+					got = tr.Content
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// TestQuestionDialog: AskUserQuestion is a question, not a permission: its
+// questions, options and descriptions are in waiting_for; a single choice,
+// free text and a multi-select answered through corral reach Claude, and
+// the turn ends in review.
+func TestQuestionDialog(t *testing.T) {
+	t.Parallel()
+	opts := func(l ...string) []fakeapi.QuestionOption {
+		var o []fakeapi.QuestionOption
+		for _, s := range l {
+			o = append(o, fakeapi.QuestionOption{Label: s, Description: s + " described"})
+		}
+		return o
+	}
+	single := fakeapi.Question{Question: "Which database?", Header: "Database", Options: opts("PostgreSQL", "SQLite")}
+	multi := fakeapi.Question{Question: "Which features?", Header: "Features", Options: opts("Auth", "Search", "Export"), MultiSelect: true}
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Rules: []fakeapi.Rule{
+		{Contains: "ASKONE", Reply: fakeapi.AskQuestions(single)},
+		{Contains: "ASKTEXT", Reply: fakeapi.AskQuestions(single)},
+		{Contains: "ASKMULTI", Reply: fakeapi.AskQuestions(multi)},
+	}}})
+	id := h.newSession()
+
+	cases := []struct {
+		prompt string
+		steps  []func(w *api.Waiting) api.AnswerRequest
+		result string
+	}{
+		{"ASKONE", []func(w *api.Waiting) api.AnswerRequest{
+			func(w *api.Waiting) api.AnswerRequest { return api.AnswerRequest{Option: 2} }}, `"Which database?"="SQLite"`},
+		{"ASKTEXT", []func(w *api.Waiting) api.AnswerRequest{
+			func(w *api.Waiting) api.AnswerRequest {
+				for _, o := range w.Options {
+					if o.Text {
+						return api.AnswerRequest{Option: o.Number, Text: "DuckDB"}
+					}
+				}
+				t.Fatalf("no text option in %+v", w.Options)
+				return api.AnswerRequest{}
+			}}, `"Which database?"="DuckDB"`},
+		{"ASKMULTI", []func(w *api.Waiting) api.AnswerRequest{
+			func(w *api.Waiting) api.AnswerRequest {
+				if !w.MultiSelect {
+					t.Errorf("multi-select not shown: %+v", w)
+				}
+				return api.AnswerRequest{Options: []int{1, 3}}
+			},
+			func(w *api.Waiting) api.AnswerRequest { return api.AnswerRequest{Option: 1} }, // Submit answers
+		}, `"Which features?"="Auth, Export"`},
+	}
+	for _, c := range cases {
+		t0 := time.Now()
+		h.send(id, c.prompt+" please")
+		prev := ""
+		for i, f := range c.steps {
+			s := h.rec.waitFor(30*time.Second, fmt.Sprintf("%s: question screen %d", c.prompt, i+1), func(s api.Session) bool {
+				return s.ID == id && s.Status == api.StatusNeedsInput && s.WaitingFor != nil && s.WaitingFor.Kind == api.DialogQuestion &&
+					s.WaitingFor.DialogID != "" && s.WaitingFor.DialogID != prev && len(s.WaitingFor.Options) > 0
+			})
+			w := s.WaitingFor
+			if i == 0 {
+				if len(w.Questions) != 1 || w.Questions[0].Header == "" || w.Questions[0].Options[0].Description == "" {
+					t.Errorf("%s: questions %+v", c.prompt, w.Questions)
+				}
+				if w.Options[0].Description == "" || !strings.HasPrefix(w.Summary, "Claude asks: ") {
+					t.Errorf("%s: options %+v summary %q", c.prompt, w.Options, w.Summary)
+				}
+			}
+			if i == 0 {
+				h.refusesText(t, id)
+			}
+			prev = w.DialogID
+			req := f(w)
+			req.Dialog = w.DialogID
+			if _, err := h.answer(id, req); err != nil {
+				t.Fatalf("%s: answer %d: %v", c.prompt, i+1, err)
+			}
+		}
+		if got := h.lastToolResult(t, t0, "answered"); !strings.Contains(got, c.result) {
+			t.Errorf("%s: the model got %q, want %s", c.prompt, got, c.result)
+		}
+		h.waitStatus(id, api.StatusReview, 30*time.Second)
+		h.corral("send", id, "ok") // viewed: review -> idle, and the next turn
+		h.waitStatus(id, api.StatusReview, 30*time.Second)
+	}
+}
+
+// TestPlanDialog: ExitPlanMode shows the plan; feedback keeps Claude
+// planning, approval lets it go on.
+func TestPlanDialog(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Rules: []fakeapi.Rule{
+		fakeapi.Plan("PLANIT", "# Plan\n\n1. Do it\n"),
+	}}})
+	id := strings.TrimSpace(h.corral("new", "--dir", h.proj, "--", "--permission-mode", "plan"))
+	h.waitStatus(id, api.StatusIdle, 60*time.Second)
+
+	t0 := time.Now()
+	h.send(id, "PLANIT one")
+	s := h.waitDialog(id, api.DialogPlan, 60*time.Second)
+	h.refusesText(t, id)
+	if !strings.Contains(s.WaitingFor.Plan, "1. Do it") {
+		t.Errorf("the plan is not shown: %+v", s.WaitingFor)
+	}
+	var feedback int
+	for _, o := range s.WaitingFor.Options {
+		if o.Text {
+			feedback = o.Number
+		}
+	}
+	if feedback == 0 {
+		t.Fatalf("no feedback option: %+v", s.WaitingFor.Options)
+	}
+	if _, err := h.answer(id, api.AnswerRequest{Dialog: s.WaitingFor.DialogID, Option: feedback, Text: "add tests first"}); err != nil {
+		t.Fatal(err)
+	}
+	h.lastToolResult(t, t0, "add tests first")
+	h.waitStatus(id, api.StatusReview, 30*time.Second)
+
+	t0 = time.Now()
+	h.send(id, "PLANIT two")
+	s = h.waitDialog(id, api.DialogPlan, 60*time.Second)
+	if _, err := h.answer(id, api.AnswerRequest{Dialog: s.WaitingFor.DialogID, Option: 2}); err != nil {
+		t.Fatal(err)
+	}
+	h.lastToolResult(t, t0, "approved your plan")
+	h.waitStatus(id, api.StatusReview, 30*time.Second)
+}
+
+// TestElicitationDialog: an MCP server's form is needs-input (elicitation)
+// with its fields, and a filled form answered through corral reaches the
+// server.
+func TestElicitationDialog(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Rules: []fakeapi.Rule{
+		{Contains: "FORMNOW", Reply: fakeapi.MCPTool("fake", "form", map[string]any{"message": "Tell me about you"})},
+	}}})
+	mcpLog := filepath.Join(h.proj, "mcp.jsonl")
+	cfg := filepath.Join(testio.TempDir(t, "corral-mcp-"), "mcp.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fake": map[string]any{"command": fakeMCPBin, "args": []string{"-log", mcpLog}}}})
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(h.corral("new", "--dir", h.proj, "--", "--mcp-config", cfg))
+	h.waitStatus(id, api.StatusIdle, 60*time.Second)
+	t0 := time.Now()
+	h.send(id, "FORMNOW please")
+	s := h.waitDialog(id, api.DialogPermission, 60*time.Second)
+	if _, err := h.answer(id, api.AnswerRequest{Dialog: s.WaitingFor.DialogID, Choice: "yes"}); err != nil {
+		t.Fatal(err)
+	}
+	s = h.rec.waitFor(60*time.Second, "the form", func(s api.Session) bool {
+		return s.ID == id && s.WaitingFor != nil && s.WaitingFor.Kind == api.DialogElicitation && s.WaitingFor.DialogID != "" && len(s.WaitingFor.Fields) > 0
+	})
+	if len(s.WaitingFor.Fields) != 4 {
+		t.Errorf("fields %+v", s.WaitingFor.Fields)
+	}
+	h.refusesText(t, id)
+	_, err := h.answer(id, api.AnswerRequest{Dialog: s.WaitingFor.DialogID, Option: 1,
+		Fields: map[string]string{"Color": "blue", "Name": "Alice", "Count": "7", "Notify me": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.lastToolResult(t, t0, "elicitation result")
+	for _, want := range []string{`"action":"accept"`, `"color":"blue"`, `"name":"Alice"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the MCP server got %q, want %s", got, want)
+		}
+	}
+	h.waitStatus(id, api.StatusReview, 30*time.Second)
 }

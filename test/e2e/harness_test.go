@@ -25,8 +25,9 @@ import (
 	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
-// corralBin is the binary under test, built once by TestMain.
-var corralBin string
+// corralBin is the binary under test, built once by TestMain, and
+// fakeMCPBin the fake MCP server (internal/testkit/fakemcp) beside it.
+var corralBin, fakeMCPBin string
 
 func TestMain(m *testing.M) {
 	code := func() int {
@@ -51,6 +52,13 @@ func TestMain(m *testing.M) {
 				fmt.Fprintln(os.Stderr, "build", pkg+":", err)
 				return 1
 			}
+		}
+		fakeMCPBin = filepath.Join(dir, "fakemcp")
+		cmd := exec.Command("go", "build", "-o", fakeMCPBin, "github.com/corral-dev/corral/internal/testkit/fakemcp/cmd/fakemcp")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build fakemcp:", err)
+			return 1
 		}
 		return m.Run()
 	}()

@@ -1438,7 +1438,7 @@ func (e *evilLink) next(timeout time.Duration) (map[string]any, error) {
 func (e *evilLink) handshake() {
 	e.t.Helper()
 	hello, err := agentlink.Answer(e.dev.key, e.host, link.Msg{T: link.TypeHello, Protocol: link.Protocol, Hostname: "evil", OS: "linux",
-		Arch: "amd64", Version: "evil", Capabilities: []string{}})(e.challenge)
+		Arch: "amd64", Version: "evil"})(e.challenge)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -1953,12 +1953,12 @@ func TestAgentHostileHub(t *testing.T) {
 	defer fileSrv.Close()
 	accept := fh.accept
 	f := accept("first")
-	if !slices.Contains(f.hello.Capabilities, link.CapTerminal) || f.hello.Protocol != link.Protocol {
+	if f.hello.Protocol != link.Protocol {
 		t.Errorf("hello %+v", f.hello)
 	}
 	// The shell may have been created before or after the first sync; a
 	// later event says so. Either way the agent answers about it.
-	if res := f.call(1, link.OpCapture, link.CaptureArgs{ID: sid}); res.Error != nil {
+	if res := f.call(1, api.OpCapture.Name, api.CaptureRequest{SessionRef: api.SessionRef{ID: sid}}); res.Error != nil {
 		t.Fatalf("capture of the agent's session: %+v", res.Error)
 	}
 
@@ -1974,16 +1974,16 @@ func TestAgentHostileHub(t *testing.T) {
 		code string
 	}{
 		{"nuke", map[string]string{"id": sid}, api.CodeBadRequest},
-		{link.OpKill, link.IDArgs{ID: "nosuchsession"}, api.CodeNotFound},
-		{link.OpKill, link.IDArgs{ID: "../../etc"}, api.CodeNotFound},
-		{link.OpDirs, link.DirsArgs{Path: ag.proj + "/.."}, api.CodePolicyDenied},
-		{link.OpDirs, link.DirsArgs{Path: ag.proj + "/escape"}, api.CodePolicyDenied},
-		{link.OpDirs, link.DirsArgs{Path: "/"}, api.CodePolicyDenied},
-		{link.OpDownload, link.DownloadArgs{ID: sid, URL: fileSrv.URL + "/a", Path: "../escaped.txt"}, api.CodeForbidden},
-		{link.OpDownload, link.DownloadArgs{ID: sid, URL: fileSrv.URL + "/b", Path: "escape/escaped.txt"}, api.CodeForbidden},
-		{link.OpDownload, link.DownloadArgs{ID: sid, URL: fileSrv.URL + "/c", Path: "/tmp/escaped.txt"}, api.CodeBadRequest},
-		{link.OpTermOpen, link.TermOpenArgs{Stream: 0, ID: sid}, api.CodeBadRequest},
-		{link.OpTermResize, link.TermResizeArgs{Stream: 42, Cols: 10, Rows: 10}, api.CodeNotFound},
+		{api.OpKill.Name, api.SessionRef{ID: "nosuchsession"}, api.CodeNotFound},
+		{api.OpKill.Name, api.SessionRef{ID: "../../etc"}, api.CodeNotFound},
+		{api.OpDirs.Name, api.DirsRequest{Path: ag.proj + "/.."}, api.CodePolicyDenied},
+		{api.OpDirs.Name, api.DirsRequest{Path: ag.proj + "/escape"}, api.CodePolicyDenied},
+		{api.OpDirs.Name, api.DirsRequest{Path: "/"}, api.CodePolicyDenied},
+		{api.OpDownload.Name, api.DownloadRequest{SessionRef: api.SessionRef{ID: sid}, URL: fileSrv.URL + "/a", Path: "../escaped.txt"}, api.CodeForbidden},
+		{api.OpDownload.Name, api.DownloadRequest{SessionRef: api.SessionRef{ID: sid}, URL: fileSrv.URL + "/b", Path: "escape/escaped.txt"}, api.CodeForbidden},
+		{api.OpDownload.Name, api.DownloadRequest{SessionRef: api.SessionRef{ID: sid}, URL: fileSrv.URL + "/c", Path: "/tmp/escaped.txt"}, api.CodeBadRequest},
+		{api.OpTermOpen.Name, api.TermOpenRequest{Stream: 0, SessionRef: api.SessionRef{ID: sid}}, api.CodeBadRequest},
+		{api.OpTermResize.Name, api.TermResizeRequest{Stream: 42, Cols: 10, Rows: 10}, api.CodeNotFound},
 	} {
 		res := f.call(uint64(10+i), c.op, c.args)
 		if res.OK || resCode(res) != c.code {
@@ -2001,7 +2001,7 @@ func TestAgentHostileHub(t *testing.T) {
 	// Input for a stream never opened, an unknown frame type: ignored.
 	f.write(link.Binary, link.EncodeFrame(link.InputFrame(7, []byte("echo PWNED\r"))))
 	f.write(link.Binary, []byte{0x7e, 0, 0, 0, 1, 'x'})
-	if res := f.call(40, link.OpCapture, link.CaptureArgs{ID: sid}); res.Error != nil {
+	if res := f.call(40, api.OpCapture.Name, api.CaptureRequest{SessionRef: api.SessionRef{ID: sid}}); res.Error != nil {
 		t.Fatalf("capture after the junk frames: %+v", res.Error)
 	}
 
@@ -2023,7 +2023,7 @@ func TestAgentHostileHub(t *testing.T) {
 		t.Errorf("after malformed JSON: %v, want a close with 1007", err)
 	}
 	f = accept("after malformed JSON")
-	if res := f.call(50, link.OpCapture, link.CaptureArgs{ID: sid}); res.Error != nil {
+	if res := f.call(50, api.OpCapture.Name, api.CaptureRequest{SessionRef: api.SessionRef{ID: sid}}); res.Error != nil {
 		t.Errorf("capture after reconnecting: %+v", res.Error)
 	}
 	if out := ag.screen(sid); strings.Contains(out, "PWNED") {
@@ -2065,18 +2065,18 @@ func TestAgentPolicy(t *testing.T) {
 		flag string // the flag the refusal names
 	}
 	asks := []ask{
-		{"run a command", link.OpRun, link.RunArgs{ID: inside, Argv: []string{"touch", marker}}, "--allow-run"},
-		{"a session in /", link.OpCreate, api.CreateRequest{Dir: "/", Shell: true}, "--root"},
-		{"a session outside the roots", link.OpCreate, api.CreateRequest{Dir: outside, Shell: true}, "--root"},
-		{"a session through a symlink out", link.OpCreate, api.CreateRequest{Dir: filepath.Join(ag.proj, "escape"), Shell: true}, "--root"},
-		{"a session in ~", link.OpCreate, api.CreateRequest{Dir: "~", Shell: true}, "--root"},
-		{"claude arguments", link.OpCreate, api.CreateRequest{Dir: ag.proj, Args: []string{"--model", "opus"}}, "--allow-claude-args"},
-		{"--dangerously-skip-permissions", link.OpCreate, api.CreateRequest{Dir: ag.proj, Args: []string{"--dangerously-skip-permissions"}}, "--allow-claude-args"},
-		{"a download into a session outside the roots", link.OpDownload, link.DownloadArgs{ID: local, URL: fileSrv.URL + "/d", Path: "x.txt"}, "--root"},
-		{"resumable prompts of /", link.OpResumable, link.ResumableArgs{Dir: "/"}, "--root"},
-		{"resumable prompts outside the roots", link.OpResumable, link.ResumableArgs{Dir: outside}, "--root"},
-		{"resumable prompts through a symlink out", link.OpResumable, link.ResumableArgs{Dir: filepath.Join(ag.proj, "escape")}, "--root"},
-		{"a listing of a folder that does not exist outside", link.OpDirs, link.DirsArgs{Path: "/nonexistent/x"}, "--root"},
+		{"run a command", api.OpRun.Name, api.RunRequest{SessionRef: api.SessionRef{ID: inside}, Argv: []string{"touch", marker}}, "--allow-run"},
+		{"a session in /", api.OpCreate.Name, api.CreateRequest{Dir: "/", Shell: true}, "--root"},
+		{"a session outside the roots", api.OpCreate.Name, api.CreateRequest{Dir: outside, Shell: true}, "--root"},
+		{"a session through a symlink out", api.OpCreate.Name, api.CreateRequest{Dir: filepath.Join(ag.proj, "escape"), Shell: true}, "--root"},
+		{"a session in ~", api.OpCreate.Name, api.CreateRequest{Dir: "~", Shell: true}, "--root"},
+		{"claude arguments", api.OpCreate.Name, api.CreateRequest{Dir: ag.proj, Args: []string{"--model", "opus"}}, "--allow-claude-args"},
+		{"--dangerously-skip-permissions", api.OpCreate.Name, api.CreateRequest{Dir: ag.proj, Args: []string{"--dangerously-skip-permissions"}}, "--allow-claude-args"},
+		{"a download into a session outside the roots", api.OpDownload.Name, api.DownloadRequest{SessionRef: api.SessionRef{ID: local}, URL: fileSrv.URL + "/d", Path: "x.txt"}, "--root"},
+		{"resumable prompts of /", api.OpResumable.Name, api.ResumableRequest{Dir: "/"}, "--root"},
+		{"resumable prompts outside the roots", api.OpResumable.Name, api.ResumableRequest{Dir: outside}, "--root"},
+		{"resumable prompts through a symlink out", api.OpResumable.Name, api.ResumableRequest{Dir: filepath.Join(ag.proj, "escape")}, "--root"},
+		{"a listing of a folder that does not exist outside", api.OpDirs.Name, api.DirsRequest{Path: "/nonexistent/x"}, "--root"},
 	}
 	f := fh.accept("default policy")
 	sessionsBefore := ag.ls()
@@ -2104,14 +2104,14 @@ func TestAgentPolicy(t *testing.T) {
 	}
 	// What a person does in the dashboard stays allowed: typing, a
 	// session inside the roots, a listing of them.
-	if res := f.call(200, link.OpInput, link.InputArgs{ID: inside, Text: "echo TYPED-BY-HUB", Enter: true}); !res.OK {
+	if res := f.call(200, api.OpInput.Name, api.InputRequest{SessionRef: api.SessionRef{ID: inside}, Text: "echo TYPED-BY-HUB", Enter: true}); !res.OK {
 		t.Errorf("input: %+v", res.Error)
 	}
 	waitFor(t, 10*time.Second, "the typed line in the pane", func() bool { return strings.Contains(ag.screen(inside), "TYPED-BY-HUB") })
-	if res := f.call(201, link.OpCreate, api.CreateRequest{Dir: ag.proj, Shell: true, Name: "fromhub"}); !res.OK {
+	if res := f.call(201, api.OpCreate.Name, api.CreateRequest{Dir: ag.proj, Shell: true, Name: "fromhub"}); !res.OK {
 		t.Errorf("a session inside the roots: %+v", res.Error)
 	}
-	if res := f.call(202, link.OpDirs, link.DirsArgs{Path: ag.proj}); !res.OK {
+	if res := f.call(202, api.OpDirs.Name, api.DirsRequest{Path: ag.proj}); !res.OK {
 		t.Errorf("a listing inside the roots: %+v", res.Error)
 	}
 
@@ -2122,27 +2122,27 @@ func TestAgentPolicy(t *testing.T) {
 	ag.serveArgs = append(ag.serveArgs, "--allow-run", "--allow-claude-args", "--root", outside)
 	ag.startAgent()
 	f = fh.accept("with --allow-run --allow-claude-args --root")
-	res := f.call(300, link.OpRun, link.RunArgs{ID: inside, Argv: []string{"touch", marker}})
+	res := f.call(300, api.OpRun.Name, api.RunRequest{SessionRef: api.SessionRef{ID: inside}, Argv: []string{"touch", marker}})
 	if !res.OK {
 		t.Errorf("run with --allow-run: %+v", res.Error)
 	} else if _, err := os.Stat(marker); err != nil {
 		t.Errorf("run with --allow-run did not run: %v", err)
 	}
-	if res := f.call(301, link.OpCreate, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--model", "opus"}}); resCode(res) != api.CodeBadRequest {
+	if res := f.call(301, api.OpCreate.Name, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--model", "opus"}}); resCode(res) != api.CodeBadRequest {
 		t.Errorf("claude arguments with --allow-claude-args: %+v, want the agent's bad_request", res.Error)
 	}
-	res = f.call(302, link.OpCreate, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--dangerously-skip-permissions"}})
+	res = f.call(302, api.OpCreate.Name, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--dangerously-skip-permissions"}})
 	if resCode(res) != api.CodePolicyDenied || !strings.Contains(res.Error.Message, "--allow-dangerous-claude-args") {
 		t.Errorf("--dangerously-skip-permissions with only --allow-claude-args: %+v, want policy_denied naming --allow-dangerous-claude-args", res.Error)
 	}
-	res = f.call(303, link.OpCreate, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--add-dir", "/"}})
+	res = f.call(303, api.OpCreate.Name, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--add-dir", "/"}})
 	if resCode(res) != api.CodePolicyDenied {
 		t.Errorf("--add-dir / with --allow-claude-args: %+v, want policy_denied", res.Error)
 	}
-	if res := f.call(304, link.OpDownload, link.DownloadArgs{ID: local, URL: fileSrv.URL + "/e", Path: "x.txt"}); !res.OK {
+	if res := f.call(304, api.OpDownload.Name, api.DownloadRequest{SessionRef: api.SessionRef{ID: local}, URL: fileSrv.URL + "/e", Path: "x.txt"}); !res.OK {
 		t.Errorf("a download with --root %s: %+v", outside, res.Error)
 	}
-	if res := f.call(305, link.OpResumable, link.ResumableArgs{Dir: outside}); !res.OK {
+	if res := f.call(305, api.OpResumable.Name, api.ResumableRequest{Dir: outside}); !res.OK {
 		t.Errorf("resumable with --root %s: %+v", outside, res.Error)
 	}
 
@@ -2150,7 +2150,7 @@ func TestAgentPolicy(t *testing.T) {
 	ag.serveArgs = append(ag.serveArgs, "--allow-dangerous-claude-args")
 	ag.startAgent()
 	f = fh.accept("with --allow-dangerous-claude-args")
-	if res := f.call(400, link.OpCreate, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--dangerously-skip-permissions"}}); resCode(res) != api.CodeBadRequest {
+	if res := f.call(400, api.OpCreate.Name, api.CreateRequest{Dir: ag.proj, Shell: true, Args: []string{"--dangerously-skip-permissions"}}); resCode(res) != api.CodeBadRequest {
 		t.Errorf("--dangerously-skip-permissions with --allow-dangerous-claude-args: %+v, want the agent's bad_request", res.Error)
 	}
 }

@@ -1,22 +1,8 @@
 // The HTTP side of docs/web-protocol.md: cookie auth, the CSRF header on
 // state-changing requests, 401 → login screen.
 
-import type {
-  AnswerRequest,
-  AuthMe,
-  CreateRequest,
-  Device,
-  DirListing,
-  DownloadRequest,
-  DownloadResult,
-  LoginRequest,
-  NotificationEntry,
-  Resumable,
-  Session,
-  Timeline,
-  WebConfig,
-  WebSession,
-} from './types';
+import { ops, type OpName, type OpTypes } from './api.gen';
+import type { AnswerRequest, AuthMe, CreateRequest, DownloadRequest, LoginRequest, NotificationEntry, WebConfig, WebSession } from './types';
 
 export class ApiError extends Error {
   constructor(
@@ -114,7 +100,27 @@ export async function request<T>(
 }
 
 const enc = encodeURIComponent;
-const S = (id: string) => `/api/v1/sessions/${enc(id)}`;
+
+/**
+ * Runs an operation of the generated table (internal/api): the session's id
+ * goes in the path, a GET's request in the query, any other's in the body.
+ */
+export function call<K extends OpName>(
+  name: K,
+  req: OpTypes[K]['req'],
+  id?: string,
+  opts: RequestOpts = {},
+): Promise<OpTypes[K]['res']> {
+  const op = ops[name];
+  let path: string = op.path;
+  if (path.includes('{id}')) path = path.replace('{id}', enc(id ?? ''));
+  const fields = Object.entries(req as Record<string, unknown>).filter(([, v]) => v !== undefined);
+  if (op.method === 'GET') {
+    const q = new URLSearchParams(fields.filter(([, v]) => v !== '').map(([k, v]) => [k, String(v)]));
+    return request<OpTypes[K]['res']>('GET', q.size ? `${path}?${q}` : path, undefined, opts);
+  }
+  return request<OpTypes[K]['res']>(op.method, path, fields.length ? req : undefined, opts);
+}
 
 export const api = {
   me: () => request<AuthMe>('GET', '/api/v1/auth/me', undefined, { quiet401: true }),
@@ -123,33 +129,23 @@ export const api = {
   logout: () => request<unknown>('POST', '/api/v1/auth/logout', {}, { quiet401: true }),
   webSessions: () => request<WebSession[]>('GET', '/api/v1/auth/sessions'),
   endWebSession: (id: string) => request<void>('DELETE', `/api/v1/auth/sessions/${enc(id)}`),
-  devices: () => request<Device[] | null>('GET', '/api/v1/devices'),
+  devices: () => call('devices', {}),
   config: () => request<WebConfig>('GET', '/api/v1/web/config'),
-  sessions: () => request<Session[]>('GET', '/api/v1/sessions'),
-  create: (body: CreateRequest) => request<Session>('POST', '/api/v1/sessions', body),
-  rename: (id: string, name: string) => request<Session>('PATCH', S(id), { name }),
-  kill: (id: string) => request<void>('DELETE', S(id)),
-  input: (id: string, text: string, enter: boolean) =>
-    request<void>('POST', S(id) + '/input', { text, enter }),
-  keys: (id: string, keys: string[]) => request<void>('POST', S(id) + '/keys', { keys }),
-  answer: (id: string, req: AnswerRequest) => request<{ answered: string }>('POST', S(id) + '/answer', req),
-  restart: (id: string, resume: boolean) => request<Session>('POST', S(id) + '/restart', { resume }),
-  viewed: (id: string) => request<void>('POST', S(id) + '/viewed'),
-  download: (id: string, body: DownloadRequest) => request<DownloadResult>('POST', S(id) + '/download', body),
-  timeline: (id: string, signal?: AbortSignal) =>
-    request<Timeline>('GET', S(id) + '/timeline', undefined, { signal }),
-  dirs: (path: string, device?: string) => {
-    const q = new URLSearchParams();
-    q.set('path', path);
-    if (device) q.set('device', device);
-    return request<DirListing>('GET', '/api/v1/dirs?' + q.toString());
-  },
-  resumable: (dir: string, device?: string) => {
-    const q = new URLSearchParams();
-    q.set('dir', dir);
-    if (device) q.set('device', device);
-    return request<Resumable[] | null>('GET', '/api/v1/resumable?' + q.toString());
-  },
+  sessions: () => call('sessions', {}),
+  create: (body: CreateRequest) => call('create', body),
+  rename: (id: string, name: string) => call('rename', { name }, id),
+  kill: (id: string) => call('kill', {}, id),
+  /** Refused while a dialog is open (dialog_open), over a draft typed elsewhere (draft_present, unless clearDraft), or when the screen is unclear (screen_unclear). */
+  input: (id: string, text: string, enter: boolean, clearDraft = false) =>
+    call('input', clearDraft ? { text, enter, clear_draft: true } : { text, enter }, id),
+  keys: (id: string, keys: string[]) => call('keys', { keys }, id),
+  answer: (id: string, req: AnswerRequest) => call('answer', req, id),
+  restart: (id: string, resume: boolean) => call('restart', { resume }, id),
+  viewed: (id: string) => call('viewed', {}, id),
+  download: (id: string, body: DownloadRequest) => call('download', body, id),
+  timeline: (id: string, signal?: AbortSignal) => call('timeline', {}, id, { signal }),
+  dirs: (path: string, device?: string) => call('dirs', { path, device }),
+  resumable: (dir: string, device?: string) => call('resumable', { dir, device }),
   notifications: () => request<NotificationEntry[] | null>('GET', '/api/v1/notifications'),
   pushSubscribe: (sub: PushSubscriptionJSON) => request<unknown>('POST', '/api/v1/push/subscriptions', sub),
   pushUnsubscribe: (endpoint: string) =>

@@ -1,175 +1,49 @@
-// Wire types of the HTTP+JSON API (internal/api/types.go, docs/api.md,
-// docs/web-protocol.md). Fields the server may omit are optional.
+// Wire types of the HTTP+JSON API: generated from internal/api into
+// api.gen.ts (docs/api.md, docs/web-protocol.md); this file adds what only
+// the web sees. Fields the server may omit are optional.
 
-export type Status =
-  | 'starting'
-  | 'idle'
-  | 'busy'
-  | 'needs-input'
-  | 'review'
-  | 'unknown'
-  | 'exited';
+export type {
+  AnswerRequest,
+  CreateRequest,
+  Device,
+  DeviceConflict,
+  DialogKind,
+  DirEntry,
+  DirListing,
+  DownloadRequest,
+  DownloadResult,
+  Field,
+  FileEdit,
+  Kind,
+  Option,
+  Question,
+  QuestionOption,
+  Resumable,
+  Session,
+  Status,
+  Subagent,
+  Timeline,
+  TimelineItem,
+  TimelineKind,
+  Todos,
+  ToolCall,
+  Usage,
+  Waiting,
+} from './api.gen';
+import type { EventType as WireEventType, Session, Status } from './api.gen';
 
-export type Kind = 'claude' | 'shell' | 'external';
-
-export interface Option {
-  /** The option's number as drawn (1-based): what an answer names. */
-  number: number;
-  label: string;
-  description?: string;
-  /** Choosing it takes text ("Type something"). */
-  text?: boolean;
-  /** A multi-select option's state. */
-  checked?: boolean | null;
-}
-
-export interface QuestionOption {
-  label: string;
-  description?: string;
-}
-
-export interface Question {
-  header?: string;
-  question: string;
-  multi_select?: boolean;
-  options: QuestionOption[];
-}
-
-/** Dialog kinds (api.Dialog*). */
-export type DialogKind = 'permission' | 'question' | 'plan' | 'trust' | 'api_key' | 'elicitation' | 'choice';
-
-export interface Waiting {
-  /** Names the dialog; an answer must carry it. Set once it was read off the screen. */
-  dialog_id?: string;
-  kind: DialogKind;
-  tool?: string;
-  input?: unknown;
-  message?: string;
-  suggestions?: unknown;
-  title?: string;
-  question?: string;
-  body?: string;
-  options?: Option[] | null;
-  multi_select?: boolean;
-  questions?: Question[] | null;
-  current?: number;
-  plan?: string;
-  /** What the dialog asks, in a few words. */
-  summary?: string;
-}
-
-export interface AnswerRequest {
-  dialog: string;
-  option?: number;
-  options?: number[];
-  choice?: 'yes' | 'no' | 'always';
-  text?: string;
-}
-
-export interface Usage {
-  model?: string;
-  model_name?: string;
-  context_percent?: number;
-  context_size?: number;
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_read_tokens?: number;
-  cache_creation_tokens?: number;
-  cost_usd?: number;
-  rate_limits?: unknown;
-}
-
-export interface Session {
-  id: string;
-  device?: string;
-  name: string;
-  dir: string;
-  kind: Kind | string;
-  status: Status | string;
-  claude_session_id?: string;
-  current_tool?: string;
-  waiting_for?: Waiting | null;
-  error?: string;
-  error_message?: string;
-  compacting?: boolean;
-  busy_since?: string;
-  last_message?: string;
-  last_prompt?: string;
-  usage?: Usage;
-  claude_pid?: number;
-  transcript_path?: string;
-  args?: string[];
-  created_at: string;
-  updated_at?: string;
-  /** Its machine is not connected to the hub: this is the last known state. */
-  offline?: boolean;
-}
-
-export type EventType = 'snapshot' | 'session' | 'removed' | 'resync' | 'ping';
+/** An event of the stream, or the WebSocket's keepalive. */
+export type EventType = WireEventType | 'ping';
 
 export interface CorralEvent {
   seq?: number;
-  type: EventType | string;
+  type: EventType;
   time?: string;
   session?: Session;
   sessions?: Session[];
   id?: string;
-  prev?: string;
+  prev?: Status;
   notify?: boolean;
-}
-
-export interface DirEntry {
-  name: string;
-  path: string;
-  is_dir: boolean;
-}
-
-export interface DirListing {
-  path: string;
-  parent?: string;
-  entries: DirEntry[] | null;
-}
-
-export interface Resumable {
-  id: string;
-  first_prompt: string;
-  last_prompt?: string;
-  last_activity: string;
-  size: number;
-  path: string;
-}
-
-export interface FileEdit {
-  path: string;
-  old: string;
-  new: string;
-  replace_all?: boolean;
-}
-
-export interface ToolCall {
-  id: string;
-  name: string;
-  input?: unknown;
-  done: boolean;
-  result?: string;
-  is_error?: boolean;
-  truncated?: boolean;
-  edits?: FileEdit[] | null;
-}
-
-export interface TimelineItem {
-  id: string;
-  time?: string;
-  /** prompt, text, thinking, tool, interrupt, compaction (or compact), api_error, command */
-  kind: string;
-  text?: string;
-  status?: number;
-  tool?: ToolCall | null;
-}
-
-export interface Timeline {
-  items: TimelineItem[] | null;
-  version: number;
 }
 
 export interface WebConfig {
@@ -222,52 +96,4 @@ export interface WebSession {
   address?: string;
   /** This very browser. */
   current?: boolean;
-}
-
-/** A machine of the logged-in user (GET /api/v1/devices). */
-export interface Device {
-  id: string;
-  name: string;
-  online: boolean;
-  hostname?: string;
-  os?: string;
-  version?: string;
-  last_seen?: string;
-  /** Fingerprint of the key the machine proves (SHA256:…). */
-  key?: string;
-  /** Set while another machine tries to connect with this one's identity. */
-  conflict?: DeviceConflict;
-}
-
-/** The latest connection the hub refused because the machine was already connected and answering. */
-export interface DeviceConflict {
-  at: string;
-  count: number;
-  address?: string;
-  /** What the other machine claims to be called. */
-  hostname?: string;
-}
-
-export interface DownloadRequest {
-  url: string;
-  /** Relative to the session's folder; empty: the URL's file name. */
-  path?: string;
-  overwrite?: boolean;
-}
-
-export interface DownloadResult {
-  path: string;
-  size: number;
-  sha256: string;
-}
-
-export interface CreateRequest {
-  dir: string;
-  name?: string;
-  resume?: string;
-  shell?: boolean;
-  args?: string[];
-  cols?: number;
-  rows?: number;
-  device?: string;
 }

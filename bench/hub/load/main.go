@@ -341,7 +341,7 @@ func (l *loadgen) dialAgent(ctx context.Context, i int) (*fakeAgent, error) {
 	}
 	conn := link.NewWebSocket(c, 0)
 	welcome, err := link.ClientHello(ctx, conn, agentlink.Answer(l.devKeys[i], l.hub.Addr, link.Msg{Hostname: fmt.Sprintf("fake-%04d", i), OS: "linux", Arch: runtime.GOARCH,
-		Version: "load", Capabilities: []string{link.CapSessions}}))
+		Version: "load"}))
 	if err != nil {
 		return nil, fmt.Errorf("agent %d: %w", i, err)
 	}

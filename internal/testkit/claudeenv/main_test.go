@@ -1,6 +1,7 @@
 package claudeenv_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corral-dev/corral/internal/testkit/fakemcp"
 )
 
 // The test binary doubles as the hook and status line command of the
@@ -19,9 +22,20 @@ import (
 // line (a hookRec) to <log>.
 const recorderFlag = "-observe-hook"
 
+// fakeMCPFlag makes the test binary the fake MCP server: "<test binary>
+// -fake-mcp <log>" serves MCP over stdio, logging every message to <log>.
+const fakeMCPFlag = "-fake-mcp"
+
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == recorderFlag {
 		os.Exit(recorderMain(os.Args[2:]))
+	}
+	if len(os.Args) > 2 && os.Args[1] == fakeMCPFlag {
+		// The fake MCP server of the elicitation flows, run by Claude over stdio.
+		if err := fakemcp.Serve(context.Background(), os.Stdin, os.Stdout, fakemcp.Options{Log: os.Args[2]}); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

@@ -504,3 +504,55 @@ func TestReplyFuncMayUseServer(t *testing.T) {
 		t.Fatalf("text %q", text)
 	}
 }
+
+func TestTurnPromptStepsAndPlan(t *testing.T) {
+	s := start(t, Options{NoDefaultRules: true, Rules: []Rule{
+		Steps("EDITF", Read("/p/hello.txt"), Edit("/p/hello.txt", "a", "b")),
+		Plan("PLANX", "# Plan\n"),
+	}})
+	tools := []map[string]any{{"name": "Bash"}}
+	user := func(blocks ...map[string]any) map[string]any {
+		return map[string]any{"role": "user", "content": blocks}
+	}
+	text := func(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
+	result := func(id string) map[string]any {
+		return map[string]any{"type": "tool_result", "tool_use_id": id, "content": "ok"}
+	}
+	asst := map[string]any{"role": "assistant", "content": []map[string]any{{"type": "tool_use", "id": "t", "name": "Read", "input": map[string]any{}}}}
+	ask := func(msgs ...map[string]any) []map[string]any {
+		b, _ := json.Marshal(map[string]any{"model": "m", "stream": true, "tools": tools, "messages": msgs,
+			"system": "No plan file exists yet. You should create your plan at /h/.claude/plans/x.md using the Write tool."})
+		_, got, _ := assembled(t, readSSE(t, post(t, s, "/v1/messages", b).Body))
+		return got
+	}
+	reminder := text("<system-reminder>x</system-reminder>")
+	if got := ask(user(reminder, text("EDITF please"))); len(got) != 1 || got[0]["name"] != "Read" {
+		t.Fatalf("step 0: %v", got)
+	}
+	if got := ask(user(text("EDITF please")), asst, user(result("t"), reminder)); len(got) != 1 || got[0]["name"] != "Edit" {
+		t.Fatalf("step 1: %v", got)
+	}
+	if got := ask(user(text("EDITF please")), asst, user(result("t")), asst, user(result("t"))); len(got) != 0 {
+		t.Fatalf("after the steps: %v", got)
+	}
+	last := s.Requests()[len(s.Requests())-1]
+	if last.TurnPrompt != "EDITF please" || last.TurnSteps != 2 || last.Prompt != "" {
+		t.Fatalf("turn prompt %q steps %d prompt %q", last.TurnPrompt, last.TurnSteps, last.Prompt)
+	}
+	got := ask(user(text("PLANX now")))
+	if len(got) != 1 || got[0]["name"] != "Write" {
+		t.Fatalf("plan step 0: %v", got)
+	}
+	if in := got[0]["input"].(map[string]any); in["file_path"] != "/h/.claude/plans/x.md" || in["content"] != "# Plan\n" {
+		t.Fatalf("plan write: %v", in)
+	}
+	if got := ask(user(text("PLANX now")), asst, user(result("t"))); len(got) != 1 || got[0]["name"] != "ExitPlanMode" {
+		t.Fatalf("plan step 1: %v", got)
+	}
+	if p := PlanPath(&Request{Body: []byte(`"A plan file already exists at /a/b.md. You can read it"`)}); p != "/a/b.md" {
+		t.Errorf("existing plan path %q", p)
+	}
+	if p := PlanPath(&Request{Body: []byte(`no plan here`)}); p != "" {
+		t.Errorf("plan path %q", p)
+	}
+}

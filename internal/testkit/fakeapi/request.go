@@ -46,6 +46,14 @@ type Request struct {
 	Prompt string
 	// Texts are all the non-reminder text blocks of the last user message.
 	Texts []string
+	// TurnPrompt is the newest typed text of the conversation: the last
+	// non-reminder text block of the last user message that has one. Unlike
+	// Prompt it stays set while the turn goes on with tool results.
+	TurnPrompt string
+	// TurnSteps counts the assistant messages after the message that holds
+	// TurnPrompt: 0 for the turn's first request, 1 after the first tool
+	// result, and so on.
+	TurnSteps int
 	// ToolResults are the tool_result blocks of the last user message.
 	ToolResults []ToolResult
 	// System is the system prompt text (all text blocks joined).
@@ -153,6 +161,29 @@ func parseMessages(body []byte, rec *Request) (hasFormat, ok bool) {
 			rec.Prompt = strings.TrimSpace(rec.Texts[n-1])
 		}
 		break
+	}
+	for i := len(w.Messages) - 1; i >= 0; i-- {
+		m := w.Messages[i]
+		if m.Role == "assistant" {
+			rec.TurnSteps++
+			continue
+		}
+		if m.Role != "user" {
+			continue
+		}
+		text := ""
+		for _, b := range blocks(m.Content) {
+			if b.Type == "text" && !isReminder(b.Text) {
+				text = b.Text
+			}
+		}
+		if text != "" {
+			rec.TurnPrompt = strings.TrimSpace(text)
+			break
+		}
+	}
+	if rec.TurnPrompt == "" {
+		rec.TurnSteps = 0
 	}
 	f := strings.TrimSpace(string(w.Output.Format))
 	return f != "" && f != "null", true

@@ -1,4 +1,4 @@
-import type { Session } from '../types';
+import type { Session, Status } from '../types';
 import { statusLabel } from '../util';
 
 /**
@@ -6,7 +6,7 @@ import { statusLabel } from '../util';
  * away, the status is only the last known one (a hollow grey ring; data-status keeps the status).
  */
 export function StatusDot(props: {
-  status: string;
+  status: Status;
   error?: boolean | string;
   title?: string;
   size?: 'sm' | 'md';
