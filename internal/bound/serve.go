@@ -28,7 +28,8 @@ type TLS struct{ Cert, Key string }
 // WebSocket, a terminal) would never finish by itself: its context ends at
 // once. The others get grace to finish; then every request's context ends
 // and every connection is closed. Serve returns nil after a shutdown, or
-// the error that stopped the server.
+// the error that stopped the server. It takes srv over: it sets its
+// BaseContext and wraps its Handler.
 func Serve(ctx context.Context, srv *http.Server, ln net.Listener, tls TLS, grace time.Duration) error {
 	base, cut := context.WithCancel(context.WithoutCancel(ctx))
 	defer cut()
