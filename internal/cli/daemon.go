@@ -147,7 +147,7 @@ func (d *daemon) await(ctx context.Context, ready <-chan struct{}, what string, 
 	case <-ready:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return errStopped
 	case <-d.failed.Done():
 		return context.Cause(d.failed)
 	case <-expired:
@@ -166,10 +166,17 @@ func (d *daemon) wait(ctx context.Context) error {
 	return nil
 }
 
+// errStopped says a signal stopped the daemon before it was up: no error.
+var errStopped = errors.New("stopped while starting")
+
 // close stops the parts, in reverse order of dependency (stop), then closes
 // the database and releases the lock. *errp, when nil, gets the error of
 // the first part that failed.
 func (d *daemon) close(errp *error) {
+	if errors.Is(*errp, errStopped) {
+		d.log.Info("stopping before the daemon was up; sessions keep running in tmux")
+		*errp = nil
+	}
 	if err := d.stop(); err != nil && *errp == nil {
 		*errp = err
 	}
