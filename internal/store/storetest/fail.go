@@ -14,7 +14,7 @@ import (
 
 // FailWrites makes every write to table of the SQLite database at path
 // fail, as a full disk or a broken database would, until the returned
-// function is called. The triggers are made through a connection of its
+// function is called (or for the rest of the test). The triggers are made through a connection of its
 // own: a store open on the file sees them at its next statement.
 func FailWrites(tb testing.TB, path, table string) (restore func()) {
 	tb.Helper()
@@ -29,6 +29,8 @@ func FailWrites(tb testing.TB, path, table string) (restore func()) {
 		}
 		names = append(names, name)
 	}
+	// Closed at the end of the test if restore is never called.
+	tb.Cleanup(func() { db.Close() })
 	return func() {
 		tb.Helper()
 		defer db.Close()
@@ -50,6 +52,7 @@ func FailWrite(tb testing.TB, path, op, table string) (restore func()) {
 		db.Close()
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() { db.Close() })
 	return func() {
 		tb.Helper()
 		defer db.Close()
