@@ -375,7 +375,7 @@ func (s *SQLite) DeviceSeen(ctx context.Context, id, hostname string, at time.Ti
 }
 
 // claimSQL writes a device's session unless another live device holds its
-// id; shared with PostgreSQL's in spirit (postgres/accounts.go).
+// id (postgres/accounts.go has the same statement in its dialect).
 const claimSQL = `INSERT INTO device_sessions (session_id, device_id, session) VALUES (?, ?, ?)
 	ON CONFLICT (session_id) DO UPDATE SET device_id = excluded.device_id, session = excluded.session
 	WHERE device_sessions.device_id = excluded.device_id
