@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -119,8 +120,14 @@ const migrateLock = 0x636f7272616c
 func Open(ctx context.Context, url string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		// pgx's message may quote the URL, password and all.
-		return nil, errors.New("database URL: not a PostgreSQL connection string (postgres://user@host:port/db)")
+		// pgx's own message quotes the URL, its password hidden at best
+		// effort: say only what was wrong.
+		msg := "database URL: not a PostgreSQL connection string (postgres://user@host:port/db)"
+		// "cannot parse `URL`: reason"
+		if _, reason, ok := strings.Cut(err.Error(), "`: "); ok {
+			msg += ": " + reason
+		}
+		return nil, errors.New(msg)
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second

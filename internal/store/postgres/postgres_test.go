@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -48,5 +49,25 @@ func pgDB(tb testing.TB) storetest.DB {
 			return err
 		},
 		Schema: postgres.Schema(),
+	}
+}
+
+// TestOpenErrors: a bad URL and a database that is not there are clear
+// errors, and neither repeats the URL's password.
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, url := range []string{
+		"postgres://corral:s3cret@localhost:notaport/corral",
+		"postgres://corral:s3cret@/corral?host=/nonexistent-corral-dir&connect_timeout=2",
+	} {
+		s, err := postgres.Open(ctx, url)
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open(%q) worked", url)
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("the error repeats the password: %v", err)
+		}
+		t.Logf("%v", err)
 	}
 }
