@@ -43,10 +43,17 @@ func newLinkHub(t testing.TB) *linkHub {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	acc := NewAccounts(st)
-	if _, err := acc.AddUser(ctx, "alice", ""); err != nil {
+	if _, err := NewAccounts(st).AddUser(ctx, "alice", ""); err != nil {
 		t.Fatal(err)
 	}
+	return newLinkHubOn(t, st)
+}
+
+// newLinkHubOn is newLinkHub on a store of the test's.
+func newLinkHubOn(t testing.TB, st store.Store) *linkHub {
+	t.Helper()
+	ctx := context.Background()
+	acc := NewAccounts(st)
 	lb := &testio.SyncBuffer{}
 	h, err := New(ctx, Options{Store: st, Accounts: acc, Logger: slog.New(slog.NewTextHandler(lb, nil))})
 	if err != nil {
