@@ -76,6 +76,12 @@ export interface Session {
    * its last known state.
    */
   offline?: boolean;
+  /**
+   * Git is the session's repository at a glance (api/git.go), absent
+   * outside one; Worktree the worktree corral made for it, if it did.
+   */
+  git?: GitSummary;
+  worktree?: SessionWorktree;
 }
 
 /** CreateRequest asks for a new session. */
@@ -92,6 +98,11 @@ export interface CreateRequest {
   args?: string[];
   cols?: number;
   rows?: number;
+  /**
+   * Worktree starts the session in a new git worktree of Dir's
+   * repository, on a new branch (docs/git.md).
+   */
+  worktree?: NewWorktree;
 }
 
 /** RenameRequest renames a session. */
@@ -400,6 +411,92 @@ export interface BackgroundTask {
   command?: string;
 }
 
+/**
+ * GitSummary is a session's repository at a glance: what a row shows. It
+ * is absent when the session's folder is not in a git repository (or the
+ * agent may not read it: outside its roots).
+ */
+export interface GitSummary {
+  /** Root is the top of the working tree the session's folder is in. */
+  root: string;
+  /** Branch is the checked-out branch ("main"), empty when Detached. */
+  branch?: string;
+  detached?: boolean;
+  /**
+   * Head is the commit checked out (40 hex digits), empty before the
+   * first commit.
+   */
+  head?: string;
+  /**
+   * Upstream is the branch's upstream ("origin/main"), when it has one;
+   * Ahead and Behind count the commits between them.
+   */
+  upstream?: string;
+  ahead?: number;
+  behind?: number;
+  /**
+   * Changed counts the paths with any change: staged, unstaged,
+   * untracked (each file, not its folder) or in conflict. Staged,
+   * Unstaged, Untracked and Conflicted count them by kind; a path both
+   * staged and changed again counts in both.
+   */
+  changed: number;
+  staged: number;
+  unstaged: number;
+  untracked: number;
+  conflicted?: number;
+  /**
+   * Worktree: the folder is a linked worktree (`git worktree add`), not
+   * the repository's main one.
+   */
+  worktree?: boolean;
+  /**
+   * Truncated: git listed more than corral reads (8 MiB of status); the
+   * counts are at least these.
+   */
+  truncated?: boolean;
+  /**
+   * Error says why the last refresh failed (it took too long, git
+   * refused the repository); the rest is the last state read.
+   */
+  error?: string;
+}
+
+/**
+ * SessionWorktree is the worktree corral made for a session
+ * (CreateRequest.Worktree): killing the session may remove it
+ * (KillRequest.RemoveWorktree).
+ */
+export interface SessionWorktree {
+  /** Repo is the main working tree of the repository it belongs to. */
+  repo: string;
+  /** Path is the worktree's folder (the session's Dir). */
+  path: string;
+  /**
+   * Branch is the branch corral created for it; Base the commit it
+   * started from.
+   */
+  branch: string;
+  base: string;
+}
+
+/**
+ * NewWorktree asks create to start the session in a new git worktree of
+ * the repository that Dir is in, on a new branch (docs/git.md).
+ */
+export interface NewWorktree {
+  /**
+   * Branch is the new branch's name; `git check-ref-format --branch`
+   * must accept it, and it must not exist yet.
+   */
+  branch: string;
+  /**
+   * Base is what the branch starts from (a branch, tag or commit);
+   * empty: the repository's HEAD.
+   */
+  base?: string;
+}
+
 /** TimelineItem is one thing to show in the readable view of a session. */
 export interface TimelineItem {
   /**
@@ -413,6 +510,11 @@ export interface TimelineItem {
   /** Status is the HTTP status of an API error. */
   status?: number;
   tool?: ToolCall;
+  /**
+   * Files are, on a prompt, the files its turn changed through Claude's
+   * editing tools (api/git.go, TurnFile), in the order first changed.
+   */
+  files?: TurnFile[];
 }
 
 /**
@@ -496,6 +598,28 @@ export interface ToolCall {
    * diff view.
    */
   edits?: FileEdit[];
+}
+
+/**
+ * TurnFile is a file a turn of the timeline changed through Claude's
+ * editing tools (Edit, MultiEdit, Write, NotebookEdit), on its prompt item
+ * (TimelineItem.Files).
+ */
+export interface TurnFile {
+  /** Path is the file as Claude named it (absolute). */
+  path: string;
+  /**
+   * Added and Removed count the lines the turn's edits changed: exact
+   * where Claude recorded its patch, else estimated from the edits.
+   */
+  added: number;
+  removed: number;
+  /**
+   * Edits counts the tool calls that changed it; Created says the first
+   * one made the file.
+   */
+  edits: number;
+  created?: boolean;
 }
 
 /** QuestionOption is one offered answer of a Question. */
