@@ -48,6 +48,9 @@ type Config struct {
 	// ClaudeBin and TmuxBin name the programs (default: found in PATH).
 	ClaudeBin string
 	TmuxBin   string
+	// GitBin is the git that reads sessions' repositories (default: found
+	// in Env's PATH).
+	GitBin string
 	// CorralBin is the binary Claude runs for hooks (default: this one).
 	CorralBin string
 	// Env is the environment sessions start with (default os.Environ()).
@@ -108,6 +111,8 @@ type Agent struct {
 
 	// mux is the table of the operations the agent answers (backend.go).
 	mux *backend.Mux
+	// git reads sessions' repositories (git.go).
+	git *gitState
 
 	wg     sync.WaitGroup
 	ctx    context.Context
@@ -180,6 +185,7 @@ func New(cfg Config) (*Agent, error) {
 		deletes:   map[string]bool{},
 		reserved:  map[string]bool{},
 		warns:     rate.NewLimiter(rate.Every(time.Second), 10),
+		git:       newGitState(cfg.GitBin, cfg.Env),
 	}
 	a.mux = a.newMux()
 	return a, nil
@@ -281,6 +287,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	})
 	a.goLoop("reconcile", a.reconcileLoop)
 	a.goLoop("persist", a.persistLoop)
+	a.goLoop("git", a.gitLoop)
 	a.goLoop("streams", func() {
 		t := time.NewTicker(10 * time.Second)
 		defer t.Stop()

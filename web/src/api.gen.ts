@@ -111,6 +111,17 @@ export interface RenameRequest {
 }
 
 /**
+ * KillRequest ends a session. RemoveWorktree also removes the worktree
+ * corral made for it (Session.Worktree); a worktree with uncommitted
+ * changes or untracked files is kept and the kill refused
+ * (worktree_dirty, naming the files) unless Force. The branch stays.
+ */
+export interface KillRequest {
+  remove_worktree?: boolean;
+  force?: boolean;
+}
+
+/**
  * InputRequest types text into Claude's input box, then presses Enter if
  * asked. It is refused while a dialog is open (dialog_open), when Claude's
  * input box holds a draft typed elsewhere (draft_present; ClearDraft clears
@@ -228,6 +239,87 @@ export interface DownloadResult {
 export interface Timeline {
   items: TimelineItem[] | null;
   version: number;
+}
+
+/**
+ * GitStatus is the git status of a session's folder: the summary and every
+ * changed path (git_status).
+ */
+export interface GitStatus {
+  /** Root is the top of the working tree the session's folder is in. */
+  root: string;
+  /** Branch is the checked-out branch ("main"), empty when Detached. */
+  branch?: string;
+  detached?: boolean;
+  /**
+   * Head is the commit checked out (40 hex digits), empty before the
+   * first commit.
+   */
+  head?: string;
+  /**
+   * Upstream is the branch's upstream ("origin/main"), when it has one;
+   * Ahead and Behind count the commits between them.
+   */
+  upstream?: string;
+  ahead?: number;
+  behind?: number;
+  /**
+   * Changed counts the paths with any change: staged, unstaged,
+   * untracked (each file, not its folder) or in conflict. Staged,
+   * Unstaged, Untracked and Conflicted count them by kind; a path both
+   * staged and changed again counts in both.
+   */
+  changed: number;
+  staged: number;
+  unstaged: number;
+  untracked: number;
+  conflicted?: number;
+  /**
+   * Worktree: the folder is a linked worktree (`git worktree add`), not
+   * the repository's main one.
+   */
+  worktree?: boolean;
+  /**
+   * Truncated: git listed more than corral reads (8 MiB of status); the
+   * counts are at least these.
+   */
+  truncated?: boolean;
+  /**
+   * Error says why the last refresh failed (it took too long, git
+   * refused the repository); the rest is the last state read.
+   */
+  error?: string;
+  /**
+   * Files are the changed paths, in git's order (by path); at most
+   * MaxGitFiles, and fewer when their JSON would not fit an answer
+   * (FilesTruncated).
+   */
+  files: GitFile[] | null;
+  files_truncated?: boolean;
+}
+
+/**
+ * GitDiffRequest asks for the diff of a session's folder: the unstaged
+ * changes (index to files, untracked files as new ones), or with Staged the
+ * staged ones (HEAD to index); Path limits it to one file (relative to the
+ * repository's root, as GitFile.Path names it).
+ */
+export interface GitDiffRequest {
+  staged?: boolean;
+  path?: string;
+}
+
+/** GitDiff is a diff of a session's folder (git_diff), one entry a file. */
+export interface GitDiff {
+  root: string;
+  staged: boolean;
+  files: GitFileDiff[] | null;
+  /**
+   * Truncated: some files' patches were left out or cut to keep the
+   * answer under its limit (384 KiB of patch text); their counts are
+   * still right.
+   */
+  truncated?: boolean;
 }
 
 /** Device is a machine as the hub knows it. */
@@ -517,6 +609,61 @@ export interface TimelineItem {
   files?: TurnFile[];
 }
 
+/** GitFile is one changed path of a GitStatus. */
+export interface GitFile {
+  /**
+   * Path is relative to Root, with slashes, exactly as git names it
+   * (spaces and non-ASCII kept; never quoted).
+   */
+  path: string;
+  /** OldPath is where a renamed or copied path came from. */
+  old_path?: string;
+  /**
+   * Index and Worktree are git's status letters of the staged and the
+   * unstaged side (`git status --porcelain=v2`): "." unchanged, "M"
+   * modified, "T" type changed, "A" added, "D" deleted, "R" renamed, "C"
+   * copied; both "?" for an untracked file; in a conflict (Conflicted)
+   * the two sides' letters ("U", "A", "D"), as `git status` shows them.
+   */
+  index: string;
+  worktree: string;
+  untracked?: boolean;
+  conflicted?: boolean;
+  /** Submodule: the path is a submodule. */
+  submodule?: boolean;
+  /**
+   * Staged counts the lines of the staged change (HEAD to index),
+   * Unstaged those of the unstaged one (index to the file; an untracked
+   * file: its lines, up to 1 MiB of it). Absent when there is none, or
+   * it was not counted.
+   */
+  staged?: GitLines;
+  unstaged?: GitLines;
+}
+
+/** GitFileDiff is one file of a GitDiff. */
+export interface GitFileDiff {
+  path: string;
+  old_path?: string;
+  /**
+   * Status is the change's letter: "A", "M", "D", "R", "C", "T", or "?"
+   * for an untracked file (shown as added).
+   */
+  status: string;
+  binary?: boolean;
+  added: number;
+  removed: number;
+  /**
+   * Patch is the file's unified diff as git writes it (`diff --git`
+   * header, `@@ -a,b +c,d @@` hunks with the file's real line numbers, 3
+   * lines of context); empty for a binary file or a mode change. Any
+   * unified-diff reader (jsdiff's parsePatch) reads it.
+   */
+  patch: string;
+  /** Truncated: Patch was cut (at a line end) or left out. */
+  truncated?: boolean;
+}
+
 /**
  * DeviceConflict describes the latest connection the hub refused because
  * the device was already connected and healthy.
@@ -622,6 +769,16 @@ export interface TurnFile {
   created?: boolean;
 }
 
+/**
+ * GitLines counts the lines a change adds and removes; a binary file has
+ * none (Binary).
+ */
+export interface GitLines {
+  added: number;
+  removed: number;
+  binary?: boolean;
+}
+
 /** QuestionOption is one offered answer of a Question. */
 export interface QuestionOption {
   label: string;
@@ -656,6 +813,8 @@ export const ops = {
   viewed: { method: 'POST', path: '/api/v1/sessions/{id}/viewed' },
   download: { method: 'POST', path: '/api/v1/sessions/{id}/download' },
   timeline: { method: 'GET', path: '/api/v1/sessions/{id}/timeline' },
+  git_status: { method: 'GET', path: '/api/v1/sessions/{id}/git' },
+  git_diff: { method: 'GET', path: '/api/v1/sessions/{id}/git/diff' },
   devices: { method: 'GET', path: '/api/v1/devices' },
   dirs: { method: 'GET', path: '/api/v1/dirs' },
   resumable: { method: 'GET', path: '/api/v1/resumable' },
@@ -675,8 +834,8 @@ export interface OpTypes {
   session: { req: Empty; res: Session };
   /** rename a session */
   rename: { req: RenameRequest; res: Session };
-  /** end a session */
-  kill: { req: Empty; res: void };
+  /** end a session (and remove the worktree corral made for it, if asked) */
+  kill: { req: KillRequest; res: void };
   /** type into Claude's input box, then press Enter if asked */
   input: { req: InputRequest; res: void };
   /** answer the dialog a session shows */
@@ -695,6 +854,10 @@ export interface OpTypes {
   download: { req: DownloadRequest; res: DownloadResult };
   /** the readable conversation: the transcript's last items */
   timeline: { req: Empty; res: Timeline };
+  /** the git status of a session's folder: branch, and every changed file with its line counts */
+  git_status: { req: Empty; res: GitStatus };
+  /** the diff of a session's folder (unstaged or staged, or one file), as unified diff text */
+  git_diff: { req: GitDiffRequest; res: GitDiff };
   /** list the machines (through a hub; an agent alone has none) */
   devices: { req: Empty; res: Device[] };
   /** list a directory inside the device's roots */
