@@ -57,7 +57,11 @@ func (g *Git) Diff(ctx context.Context, r Repo, staged bool, p string) (api.GitD
 		args = append(args, "--cached")
 	}
 	if p != "" {
-		args = append(args, "--", p)
+		paths, err := g.renamedFrom(ctx, r, staged, p)
+		if err != nil {
+			return api.GitDiff{}, err
+		}
+		args = append(append(args, "--"), paths...)
 	}
 	res, err := g.run(ctx, r.Top, limits{timeout: diffTimeout, max: maxDiffOutput}, args...)
 	if err != nil {
@@ -78,6 +82,26 @@ func (g *Git) Diff(ctx context.Context, r Repo, staged bool, p string) (api.GitD
 	budget(&d, PatchBudget)
 	FitDiff(&d, MaxAnswer)
 	return d, nil
+}
+
+// renamedFrom is the paths a diff of p must name: p, and where p was
+// renamed from, or git would show a rename limited to its new name as an
+// added file.
+func (g *Git) renamedFrom(ctx context.Context, r Repo, staged bool, p string) ([]string, error) {
+	if !staged {
+		return []string{p}, nil // the index and the files: no renames
+	}
+	res, err := g.run(ctx, r.Top, limits{timeout: diffTimeout, max: maxNumstat},
+		"diff", "--cached", "-M", "--numstat", "-z", "--no-ext-diff", "--no-textconv", "--no-relative")
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ParseNumstat(res.out, res.cut) {
+		if n.Path == p && n.OldPath != "" {
+			return []string{n.OldPath, p}, nil
+		}
+	}
+	return []string{p}, nil
 }
 
 // splitDiff reads `git diff --numstat -z --patch`: the counts of every

@@ -259,6 +259,11 @@ func TestDiff(t *testing.T) {
 	if err != nil || len(one.Files) != 1 || one.Files[0].Status != "?" {
 		t.Errorf("one untracked file: %+v %v", one, err)
 	}
+	// A renamed file, named by its new name, is still a rename.
+	one, err = f.g.Diff(ctx(t), r, true, "new.txt")
+	if err != nil || len(one.Files) != 1 || one.Files[0].Status != "R" || one.Files[0].OldPath != "old.txt" {
+		t.Errorf("one renamed file: %+v %v", one, err)
+	}
 	// A path is literal, never a pattern.
 	if one, err := f.g.Diff(ctx(t), r, false, "*.txt"); err != nil || len(one.Files) != 0 {
 		t.Errorf("a pattern: %+v %v", one, err)
