@@ -12,9 +12,14 @@ run: setup build
 setup:
 	@scripts/setup.sh
 
-# corral-hook goes next to corral: Claude runs it for every hook event.
+# corral-hook goes next to corral: Claude runs it for every hook event. The
+# version, commit and date are stamped as a release build stamps them.
+VPKG := github.com/corral-dev/corral/internal/version
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+DATE := $(shell date -u -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 build: web
-	$(GO) build -o bin/ ./cmd/corral ./cmd/corral-hook
+	$(GO) build -ldflags "-X $(VPKG).version=$(VERSION) -X $(VPKG).commit=$(COMMIT) -X $(VPKG).date=$(DATE)" -o bin/ ./cmd/corral ./cmd/corral-hook
 
 # The web UI is bundled into internal/web/dist and embedded in the binary.
 web:

@@ -405,9 +405,8 @@ func now() time.Time { return time.Now() }
 // apply folds one event into a session's state and publishes the result.
 // The caller holds a.mu.
 func (a *Agent) applyLocked(s *session, ev status.Event) {
-	prev := s.st.Status
-	ns, out := status.Apply(s.st, ev, now())
-	s.st = ns
+	prev, out := s.track(ev)
+	ns := s.st
 	// A held signal, or a dialog a hook announced, is settled by the screen.
 	if out.Recheck || out.Changed && ns.Status == api.StatusNeedsInput && ns.OnScreen == "" {
 		a.recheck(s)

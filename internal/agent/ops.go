@@ -160,7 +160,7 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 	s.updated = s.created
 	s.st.ClaudeSessionID = req.Resume
 	if kind == api.KindClaude {
-		s.st, _ = status.Apply(s.st, status.Event{Kind: status.Launched, ClaudeSessionID: req.Resume}, now())
+		s.track(status.Event{Kind: status.Launched, ClaudeSessionID: req.Resume})
 	} else {
 		s.st.Status = api.StatusIdle
 	}

@@ -57,9 +57,7 @@ func (a *Agent) onExit(id string, pid int) {
 		delete(s.watching, pid)
 		if pid == s.claudePID {
 			s.claudePID = 0
-			prev := s.st.Status
-			ns, out := status.Apply(s.st, status.Event{Kind: status.ClaudeExited}, now())
-			s.st = ns
+			prev, out := s.track(status.Event{Kind: status.ClaudeExited})
 			// Publish even when SessionEnd already said exited: the pid changed.
 			a.publishLocked(s, prev, out.Notify)
 		}
@@ -501,7 +499,7 @@ func (a *Agent) restore(ctx context.Context) error {
 			dead = append(dead, s.id)
 			continue
 		}
-		s.st, _ = status.Apply(s.st, status.Event{Kind: status.Restored}, now())
+		s.track(status.Event{Kind: status.Restored})
 		s.launchedAt = time.Now()
 		a.sessions[s.id] = s
 		list = append(list, s.toAPI())

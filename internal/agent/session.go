@@ -75,6 +75,15 @@ func newTranscriptReader(path string) *transcriptReader {
 // path is the transcript's path, which never changes.
 func (r *transcriptReader) path() string { return r.tail.Path() }
 
+// track folds one signal into the session's state: the only caller of
+// status.Apply. It returns the status before, and what Apply said.
+func (s *session) track(ev status.Event) (api.Status, status.Outcome) {
+	prev := s.st.Status
+	ns, out := status.Apply(s.st, ev, now())
+	s.st = ns
+	return prev, out
+}
+
 // transcript is the path of the session's Claude transcript: the one
 // Claude reported, else where Claude keeps it for the conversation's id
 // (claudeDir: Claude's config directory); "" before Claude has an id.

@@ -111,6 +111,12 @@ func TestBackpressure(t *testing.T) {
 	var tail []byte
 	for {
 		b, err := s.Read(ctx, off, 64<<10)
+		if errors.Is(err, ErrRedraw) {
+			// The viewer did lag (it took nothing until now), and a producer
+			// starved of CPU can pause for the quiet time: a redraw is then
+			// offered, and the bytes are still all there.
+			continue
+		}
 		if err != nil {
 			t.Fatalf("read at %d: %v", off, err)
 		}

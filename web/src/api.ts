@@ -135,7 +135,9 @@ export const api = {
   create: (body: CreateRequest) => call('create', body),
   rename: (id: string, name: string) => call('rename', { name }, id),
   kill: (id: string) => call('kill', {}, id),
-  input: (id: string, text: string, enter: boolean) => call('input', { text, enter }, id),
+  /** Refused while a dialog is open (dialog_open), over a draft typed elsewhere (draft_present, unless clearDraft), or when the screen is unclear (screen_unclear). */
+  input: (id: string, text: string, enter: boolean, clearDraft = false) =>
+    call('input', clearDraft ? { text, enter, clear_draft: true } : { text, enter }, id),
   keys: (id: string, keys: string[]) => call('keys', { keys }, id),
   answer: (id: string, req: AnswerRequest) => call('answer', req, id),
   restart: (id: string, resume: boolean) => call('restart', { resume }, id),

@@ -242,8 +242,8 @@ export class EventsClient {
 export function notificationText(s: Session): string {
   if (s.status === 'needs-input') {
     const w = s.waiting_for;
-    let what = '';
-    if (w) {
+    let what = w?.summary ?? '';
+    if (w && !what) {
       if (w.kind === 'question') {
         const input = w.input as { questions?: { question?: string }[] } | undefined;
         what = input?.questions?.[0]?.question || w.message || 'a question';

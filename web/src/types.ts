@@ -12,6 +12,7 @@ export type {
   DirListing,
   DownloadRequest,
   DownloadResult,
+  Field,
   FileEdit,
   Kind,
   Option,

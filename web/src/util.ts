@@ -144,6 +144,8 @@ export function str(v: unknown): string {
 export function activity(s: Session): string {
   if (s.status === 'needs-input' && s.waiting_for) {
     const w = s.waiting_for;
+    // What the dialog asks, the same words as corral ls and the notifications.
+    if (w.summary) return w.summary;
     if (w.kind === 'question') {
       const q = firstQuestion(w.input);
       return q ? `Asks: ${q}` : 'Asks a question';
@@ -157,6 +159,21 @@ export function activity(s: Session): string {
   if (s.error && s.status !== 'exited') return s.error_message || `Error: ${s.error}`;
   if (s.status === 'busy' && s.last_prompt) return s.last_prompt;
   return s.last_message || s.last_prompt || '';
+}
+
+/** The running subagents, one a line (a tooltip). */
+export function subagentsTitle(s: Session): string {
+  const subs = s.subagents ?? [];
+  return subs
+    .map((a) => `${a.description || a.type || 'subagent'}${a.type && a.description ? ` (${a.type})` : ''}${a.background ? ', in the background' : ''}`)
+    .join('\n');
+}
+
+/** TodoWrite's progress in words (a tooltip). */
+export function todosTitle(s: Session): string {
+  const t = s.todos;
+  if (!t) return '';
+  return `${t.done} of ${t.total} todos done${t.current ? `; now: ${t.current}` : ''}`;
 }
 
 export function firstQuestion(input: unknown): string {

@@ -15,6 +15,7 @@ import {
   settingsOpen,
   sidebarOpen,
 } from '../store';
+import { dialogSummary } from '../dialog';
 import { Icon } from './Icon';
 import { NewSessionDialog } from './NewSession';
 import { Bell, BellDrawer, ConnIndicator, HelpDialog, Login, SettingsPanel, Toasts } from './Panels';
@@ -24,7 +25,13 @@ import { Counts, NewSessionButton, SessionList, Sidebar } from './Sidebar';
 export function App() {
   const n = attention.value.length;
   const badge = needsYou.value.length > 0 ? 'needs-input' : n > 0 ? 'review' : '';
-  useEffect(() => setTab(n > 0 ? `(${n}) corral` : 'corral', badge), [n, badge]);
+  // A session that needs you says what it asks in the tab's title: the one
+  // open here, else the first.
+  const sel = selected.value;
+  const asking = sel && sel.status === 'needs-input' ? sel : needsYou.value[0];
+  const asks = asking ? `${dialogSummary(asking.waiting_for)} · ${asking.name} · ` : '';
+  const title = n > 0 ? `(${n}) ${asks}corral` : 'corral';
+  useEffect(() => setTab(title, badge), [title, badge]);
 
   if (auth.value === 'checking') {
     return (

@@ -297,16 +297,44 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
       });
   };
 
-  const radio = (c: Choice, label: string, desc: string, testid: string) => {
+  const radio = (c: Choice, label: string, desc: string, testid: string, r?: Resumable) => {
     const on = choice.kind === c.kind && (c.kind !== 'resume' || (choice.kind === 'resume' && choice.id === c.id));
+    const running = !!r && (r.running || !!r.running_in);
+    const where = r?.running_in ? r.running_name || r.running_in : '';
     return (
-      <label class={`choice${on ? ' on' : ''}`} data-testid={testid}>
-        <input type="radio" name="start" checked={on} onChange={() => setChoice(c)} />
-        <span class="choice-main">
-          <span class="choice-label">{label}</span>
-          {desc && <span class="choice-desc">{desc}</span>}
-        </span>
-      </label>
+      <div class={`choice-row${running ? ' running' : ''}`} key={r?.id ?? testid}>
+        <label
+          class={`choice${on ? ' on' : ''}`}
+          data-testid={testid}
+          data-id={r?.id}
+          data-running={running ? 'true' : undefined}
+        >
+          <input type="radio" name="start" checked={on} onChange={() => setChoice(c)} />
+          <span class="choice-main">
+            <span class="choice-label">{label}</span>
+            {desc && <span class="choice-desc">{desc}</span>}
+            {running && (
+              <span class="choice-running" data-testid="resumable-running">
+                {where ? `Running now in ${where}` : 'Running now in a Claude outside corral'}
+              </span>
+            )}
+          </span>
+        </label>
+        {r?.running_in && (
+          <button
+            type="button"
+            class="btn btn-small switch-to"
+            data-testid="switch-to"
+            aria-label={`Switch to ${where}, which runs this conversation`}
+            onClick={() => {
+              props.done();
+              openSession(r.running_in!);
+            }}
+          >
+            Switch to it
+          </button>
+        )}
+      </div>
     );
   };
 
@@ -345,6 +373,7 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
               oneLine(r.first_prompt || '(no prompt)', 120),
               [ago(r.last_activity), bytes(r.size), r.last_prompt ? `last: ${oneLine(r.last_prompt, 60)}` : ''].filter(Boolean).join(' · '),
               'resumable',
+              r,
             ),
           )}
         </div>

@@ -14,8 +14,9 @@ import {
   upsertSession,
 } from '../store';
 import type { Tab } from '../store';
+import { dialogSummary, feedbackOption, hasDialog } from '../dialog';
 import type { Session } from '../types';
-import { ago, cost, modelName, shortDir, STATUS_LABEL } from '../util';
+import { ago, cost, modelName, shortDir, STATUS_LABEL, subagentsTitle, todosTitle } from '../util';
 import { DownloadDialog } from './Download';
 import { Icon } from './Icon';
 import { Modal } from './Modal';
@@ -34,7 +35,11 @@ export function SessionView(props: { s: Session }) {
       <SessionHeader s={s} showUsage={showUsage} toggleUsage={() => setShowUsage(!showUsage)} />
       {s.offline && <OfflineBanner s={s} />}
       {showUsage && <UsagePanel s={s} />}
-      {s.status === 'needs-input' && <NeedsInputCard s={s} />}
+      <Announcer s={s} />
+      {hasDialog(s) && (
+        <NeedsInputCard s={s} autoFocus={!narrow.value} promptBoxAnswers={t === 'timeline' && !!feedbackOption(s.waiting_for)} />
+      )}
+      {s.status === 'exited' && s.kind === 'claude' && <ExitedBanner s={s} />}
       {s.error && s.status !== 'exited' && s.status !== 'needs-input' && (
         <div class="error-banner" role="alert">
           <strong>The last turn failed: {s.error}</strong>
@@ -216,10 +221,110 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
             </span>
           </>
         )}
+        <WorkInfo s={s} />
       </div>
       {killing && <KillConfirm s={s} close={() => setKilling(false)} />}
       {downloading && <DownloadDialog s={s} close={() => setDownloading(false)} />}
     </header>
+  );
+}
+
+/** The subagents running and the TodoWrite progress, when Claude has them. */
+function WorkInfo(props: { s: Session }) {
+  const s = props.s;
+  const subs = s.subagents ?? [];
+  const todos = s.todos;
+  return (
+    <>
+      {subs.length > 0 && (
+        <>
+          <span class="sep">·</span>
+          <span class="sh-subagents" data-testid="subagents" title={subagentsTitle(s)}>
+            {subs.length} subagent{subs.length === 1 ? '' : 's'}
+          </span>
+        </>
+      )}
+      {todos && todos.total > 0 && (
+        <>
+          <span class="sep">·</span>
+          <span class="sh-todos" data-testid="todos" title={todosTitle(s)}>
+            Todos {todos.done}/{todos.total}
+            {todos.current ? `: ${todos.current}` : ''}
+          </span>
+        </>
+      )}
+    </>
+  );
+}
+
+/**
+ * Says it when a session starts waiting on a dialog, and which (a polite
+ * live region: always in the page, its text changes).
+ */
+function Announcer(props: { s: Session }) {
+  const s = props.s;
+  const text = hasDialog(s) ? `${s.name} needs input: ${dialogSummary(s.waiting_for)}` : '';
+  return (
+    <div class="sr-only" aria-live="polite" aria-atomic="true" data-testid="needs-announce">
+      {text}
+    </div>
+  );
+}
+
+/** Claude has exited in the pane: start it again, new or resuming its conversation. */
+function ExitedBanner(props: { s: Session }) {
+  const s = props.s;
+  const [busy, setBusy] = useState<'' | 'restart' | 'resume'>('');
+  const [error, setError] = useState('');
+  const off = !!s.offline;
+  const restart = (resume: boolean) => {
+    if (busy || off) return;
+    setBusy(resume ? 'resume' : 'restart');
+    setError('');
+    api
+      .restart(s.id, resume)
+      .then((n) => {
+        if (n && n.id) upsertSession(n);
+      })
+      .catch((e) => setError(errorText(e)))
+      .finally(() => setBusy(''));
+  };
+  return (
+    <div class="exited-banner" role="status" data-testid="exited-banner">
+      <span class="exited-text">
+        <strong>Claude has exited.</strong>{' '}
+        {s.claude_session_id ? 'Start it again in a new conversation, or resume the last one.' : 'Start it again here.'}
+      </span>
+      <span class="exited-actions">
+        <button
+          type="button"
+          class="btn btn-small btn-primary"
+          data-testid="restart"
+          disabled={!!busy || off}
+          onClick={() => restart(false)}
+          title="Start Claude again in this session, in a new conversation"
+        >
+          {busy === 'restart' ? 'Restarting…' : 'Restart'}
+        </button>
+        {s.claude_session_id && (
+          <button
+            type="button"
+            class="btn btn-small"
+            data-testid="resume"
+            disabled={!!busy || off}
+            onClick={() => restart(true)}
+            title={`Start Claude again, resuming conversation ${s.claude_session_id}`}
+          >
+            {busy === 'resume' ? 'Resuming…' : 'Resume'}
+          </button>
+        )}
+      </span>
+      {error && (
+        <span class="form-error exited-error" role="alert" data-testid="restart-error">
+          {error}
+        </span>
+      )}
+    </div>
   );
 }
 

@@ -15,7 +15,7 @@ import {
   type MachineGroup,
 } from '../store';
 import type { DeviceConflict, Session } from '../types';
-import { activity, ago, clock, parseTime, pct, rollup, shortDir } from '../util';
+import { activity, ago, clock, parseTime, pct, rollup, shortDir, subagentsTitle, todosTitle } from '../util';
 import { Icon } from './Icon';
 import { NeedsInputCard } from './NeedsInput';
 import { SessionDot, StatusDot } from './StatusDot';
@@ -196,6 +196,8 @@ function Row(props: { s: Session }) {
   const ctx = s.usage?.context_percent;
   const act = activity(s);
   const needs = s.status === 'needs-input';
+  const subs = s.subagents?.length ?? 0;
+  const todos = s.todos;
   return (
     <li class={`row-wrap${isSel ? ' selected' : ''}${off ? ' offline' : ''}`}>
       <div class="row-box">
@@ -230,6 +232,16 @@ function Row(props: { s: Session }) {
                 {busyMs > 0 && (
                   <span class="busy-time" data-testid="busy-time" title="Busy for">
                     {clock((now.value - busyMs) / 1000)}
+                  </span>
+                )}
+                {subs > 0 && (
+                  <span class="row-subagents" data-testid="row-subagents" title={subagentsTitle(s)} aria-label={`${subs} subagent${subs === 1 ? '' : 's'} running`}>
+                    <Icon name="agents" size={11} /> {subs}
+                  </span>
+                )}
+                {todos && todos.total > 0 && (
+                  <span class="row-todos" data-testid="row-todos" title={todosTitle(s)}>
+                    {todos.done}/{todos.total}
                   </span>
                 )}
                 {ctx !== undefined && ctx > 0 && (

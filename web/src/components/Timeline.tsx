@@ -2,10 +2,12 @@ import { Component } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError, errorText } from '../api';
 import { renderMarkdown } from '../markdown';
+import { dialogSummary, draftFromMessage, feedbackLabel, feedbackOption, hasDialog } from '../dialog';
 import { narrow, now, toastError } from '../store';
 import type { Session, TimelineItem, ToolCall } from '../types';
 import { clock, debounce, parseTime, pretty, timeOfDay, toolSummary } from '../util';
 import { DiffView } from './Diff';
+import { Icon } from './Icon';
 
 function signature(it: TimelineItem): string {
   const t = it.tool;
@@ -174,7 +176,7 @@ function LiveTail(props: { s: Session }) {
   if (s.status === 'needs-input') {
     return (
       <div class="tl-live tl-live-needs" role="status">
-        Waiting for you (see the card above)
+        Waiting for you: {dialogSummary(s.waiting_for)} (the card above)
       </div>
     );
   }
@@ -302,57 +304,172 @@ function isCmd(v: unknown): boolean {
   return typeof v === 'object' && v !== null && typeof (v as { command?: unknown }).command === 'string';
 }
 
+/** A send the agent refused: what it said, and for a draft, the draft. */
+interface Refusal {
+  code: string;
+  message: string;
+  /** The text that was to be sent (draft_present: resent with clear_draft). */
+  text: string;
+  draft: string;
+}
+
+// Enter right after the box turned into a dialog's answer was meant for the
+// prompt being typed: it is not an answer.
+const MODE_GUARD_MS = 800;
+
+/**
+ * The prompt box. While a dialog is open it types nothing into the session:
+ * during a permission prompt that offers "No, and tell Claude what to do
+ * differently" it is that answer (labelled so); otherwise it is disabled and
+ * says what to do.
+ */
 export function PromptBox(props: { s: Session }) {
   const s = props.s;
   const [text, setText] = useState('');
+  const [feedback, setFeedback] = useState('');
   const [sending, setSending] = useState(false);
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
   const ta = useRef<HTMLTextAreaElement>(null);
   const exited = s.status === 'exited';
   const off = !!s.offline;
-  const blocked = exited || off;
+  const dialog = hasDialog(s);
+  const w = s.waiting_for;
+  const fb = dialog ? feedbackOption(w) : undefined;
+  const dialogId = w?.dialog_id ?? '';
+  const answering = !!fb && !off;
+  const blocked = exited || off || (dialog && (!fb || !dialogId));
   const reason = off
     ? `${s.device ? s.device : 'The machine'} is offline: prompts can be sent once it reconnects.`
     : exited
-      ? 'Claude has exited in this session: nothing reads prompts now (use the terminal).'
-      : '';
+      ? s.kind === 'claude'
+        ? 'Claude has exited in this session: press Restart or Resume above, or use the terminal.'
+        : 'Claude has exited in this session: nothing reads prompts now (use the terminal).'
+      : dialog && fb && !dialogId
+        ? 'Reading the dialog…'
+        : dialog && !fb
+          ? 'A dialog is open, so nothing is typed into the session. Answer the dialog above, or press Esc.'
+          : '';
+  const modeAt = useRef(0);
+  const mode = answering ? 'feedback' : 'prompt';
+  useEffect(() => {
+    modeAt.current = Date.now();
+  }, [mode]);
 
   // Keep a draft per session.
   useEffect(() => {
     setText(sessionStorage.getItem(`draft:${s.id}`) ?? '');
+    setRefusal(null);
   }, [s.id]);
   useEffect(() => {
     if (text) sessionStorage.setItem(`draft:${s.id}`, text);
     else sessionStorage.removeItem(`draft:${s.id}`);
+  }, [text]);
+  const value = answering ? feedback : text;
+  useEffect(() => {
     const el = ta.current;
     if (el) {
       el.style.height = 'auto';
       el.style.height = Math.min(el.scrollHeight, 200) + 'px';
     }
-  }, [text]);
+  }, [value]);
+  // A refusal is about the prompt: it goes once a dialog takes the box.
+  useEffect(() => {
+    if (dialog) setRefusal(null);
+  }, [dialog]);
 
-  const send = () => {
-    const t = text;
-    if (!t.trim() || sending || blocked) return;
+  const sendPrompt = (t: string, clearDraft: boolean) => {
     setSending(true);
+    setRefusal(null);
     api
-      .input(s.id, t, true)
-      .then(() => setText(''))
-      .catch(toastError('Sending failed'))
+      .input(s.id, t, true, clearDraft)
+      // Text typed meanwhile stays.
+      .then(() => setText((cur) => (cur.trim() === t.trim() ? '' : cur)))
+      .catch((e) => {
+        const code = e instanceof ApiError ? e.code : 'network';
+        const message = errorText(e);
+        setRefusal({ code, message, text: t, draft: code === 'draft_present' ? draftFromMessage(message) : '' });
+      })
       .finally(() => {
         setSending(false);
         ta.current?.focus();
       });
   };
+  const sendFeedback = (t: string) => {
+    if (!fb || !dialogId) return;
+    setSending(true);
+    api
+      .answer(s.id, { dialog: dialogId, option: fb.number, text: t })
+      .then(() => setFeedback(''))
+      .catch((e) => setRefusal({ code: e instanceof ApiError ? e.code : 'network', message: errorText(e), text: '', draft: '' }))
+      .finally(() => setSending(false));
+  };
+  const send = () => {
+    if (sending || blocked) return;
+    if (answering) {
+      // An answer's text is one line.
+      const t = feedback.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+      if (t) sendFeedback(t);
+      return;
+    }
+    if (text.trim()) sendPrompt(text, false);
+  };
 
+  const label = answering ? `${fb!.number}. ${feedbackLabel(fb!)}` : '';
   return (
     <form
-      class="prompt-box"
+      class={`prompt-box${answering ? ' answering' : ''}`}
       data-testid="prompt-form"
+      data-mode={blocked ? 'blocked' : mode}
       onSubmit={(e) => {
         e.preventDefault();
         send();
       }}
     >
+      {answering && (
+        <label class="prompt-answer-label" for={`prompt-${s.id}`} data-testid="prompt-answer-label">
+          Answer the dialog: {label}
+        </label>
+      )}
+      {refusal && (
+        <div class={`prompt-notice notice-${refusal.code}`} role="alert" data-testid="prompt-refusal" data-code={refusal.code}>
+          {refusal.code === 'draft_present' ? (
+            <>
+              <span>
+                Claude's input box already holds text typed in the terminal
+                {refusal.draft ? (
+                  <>
+                    : <q class="draft-text">{refusal.draft}</q>
+                  </>
+                ) : (
+                  ''
+                )}
+                . Nothing was sent.
+              </span>
+              <span class="notice-actions">
+                <button
+                  type="button"
+                  class="btn btn-small btn-primary"
+                  data-testid="replace-draft"
+                  disabled={sending}
+                  onClick={() => sendPrompt(refusal.text, true)}
+                >
+                  Replace the draft
+                </button>
+                <button type="button" class="btn btn-small" data-testid="keep-draft" onClick={() => setRefusal(null)}>
+                  Keep it
+                </button>
+              </span>
+            </>
+          ) : (
+            <>
+              <span>{refusal.message}</span>
+              <button type="button" class="icon-btn notice-close" aria-label="Dismiss" onClick={() => setRefusal(null)}>
+                <Icon name="x" size={14} />
+              </button>
+            </>
+          )}
+        </div>
+      )}
       <div class="prompt-row">
         {s.status === 'busy' && !off && (
           <button
@@ -367,37 +484,55 @@ export function PromptBox(props: { s: Session }) {
         )}
         <textarea
           ref={ta}
+          id={`prompt-${s.id}`}
           data-testid="prompt-box"
           rows={1}
-          value={text}
+          value={value}
           disabled={blocked}
-          aria-label={`Prompt for ${s.name}`}
+          maxLength={answering ? 4000 : undefined}
+          aria-label={answering ? `Answer the dialog of ${s.name}: ${feedbackLabel(fb!)}` : `Prompt for ${s.name}`}
           aria-describedby={blocked ? 'prompt-reason' : undefined}
           placeholder={
             off
               ? 'Machine offline'
               : exited
-              ? 'Session exited'
-              : s.kind === 'shell'
-                ? 'Type a command…'
-                : narrow.value
-                  ? 'Message Claude…'
-                  : 'Message Claude… (Enter sends, Shift+Enter for a new line)'
+                ? 'Session exited'
+                : answering
+                  ? 'Tell Claude what to do instead…'
+                  : dialog
+                    ? 'Answer the dialog above'
+                    : s.kind === 'shell'
+                      ? 'Type a command…'
+                      : narrow.value
+                        ? 'Message Claude…'
+                        : 'Message Claude… (Enter sends, Shift+Enter for a new line)'
           }
-          onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+          onInput={(e) => {
+            const v = (e.target as HTMLTextAreaElement).value;
+            if (answering) setFeedback(v);
+            else setText(v);
+          }}
           onKeyDown={(e) => {
-            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+            if (e.key === 'Enter' && !e.isComposing && e.keyCode !== 229 && (!e.shiftKey || answering)) {
+              // (An answer is one line: Shift+Enter adds no line there.)
               e.preventDefault();
+              if (e.shiftKey || (answering && Date.now() - modeAt.current < MODE_GUARD_MS)) return;
               send();
             }
           }}
         />
-        <button type="submit" class="btn btn-primary send-btn" disabled={blocked || sending || !text.trim()} aria-label="Send">
-          {sending ? '…' : 'Send'}
+        <button
+          type="submit"
+          class="btn btn-primary send-btn"
+          disabled={blocked || sending || !value.trim()}
+          aria-label={answering ? `Send the answer: ${feedbackLabel(fb!)}` : 'Send'}
+          data-testid="prompt-send"
+        >
+          {sending ? '…' : answering ? 'Tell Claude' : 'Send'}
         </button>
       </div>
       {blocked && (
-        <div id="prompt-reason" class="prompt-reason">
+        <div id="prompt-reason" class="prompt-reason" data-testid="prompt-reason">
           {reason}
         </div>
       )}
