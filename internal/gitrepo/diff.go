@@ -51,7 +51,7 @@ func (g *Git) Diff(ctx context.Context, r Repo, staged bool, p string) (api.GitD
 	if err := CheckPath(p); err != nil {
 		return api.GitDiff{}, err
 	}
-	args := []string{"diff", "--numstat", "-z", "--patch", "-M", "-U3", "--no-color", "--no-ext-diff", "--no-textconv",
+	args := []string{diffCommand(staged), "--numstat", "-z", "--patch", "-M", "-U3", "--no-color", "--no-ext-diff", "--no-textconv",
 		"--no-relative", "--src-prefix=a/", "--dst-prefix=b/", "--submodule=short"}
 	if staged {
 		args = append(args, "--cached")
@@ -82,6 +82,18 @@ func (g *Git) Diff(ctx context.Context, r Repo, staged bool, p string) (api.GitD
 	budget(&d, PatchBudget)
 	FitDiff(&d, MaxAnswer)
 	return d, nil
+}
+
+// diffCommand is the git command that compares without writing: `git
+// diff` of the files refreshes the index, and takes index.lock to do it
+// (a commit of Claude's or the person's then fails), whatever
+// --no-optional-locks says; its plumbing, `git diff-files`, writes nothing.
+// `git diff --cached` writes nothing either.
+func diffCommand(staged bool) string {
+	if staged {
+		return "diff"
+	}
+	return "diff-files"
 }
 
 // renamedFrom is the paths a diff of p must name: p, and where p was

@@ -484,3 +484,38 @@ func TestUnborn(t *testing.T) {
 		t.Errorf("worktree of nothing: %v", err)
 	}
 }
+
+// Reading never writes the repository: a status whose index is stale would
+// refresh and rewrite it (taking index.lock, which makes a commit of
+// Claude's or the person's fail meanwhile) without --no-optional-locks.
+func TestReadsWriteNothing(t *testing.T) {
+	f := newFixture(t)
+	f.write("a.txt", "a\n")
+	f.git("add", "-A")
+	f.git("commit", "-qm", "first")
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(f.dir, "a.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(f.dir, ".git", "index")
+	before, err := os.Stat(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.open()
+	if _, err := f.g.Status(ctx(t), r, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.g.Diff(ctx(t), r, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(index)
+	if !after.ModTime().Equal(before.ModTime()) || after.Size() != before.Size() {
+		t.Errorf("the index was rewritten: %v -> %v", before.ModTime(), after.ModTime())
+	}
+	// The person's own git status does rewrite it (so the test can fail).
+	f.git("status", "--porcelain")
+	if again, _ := os.Stat(index); again.ModTime().Equal(before.ModTime()) {
+		t.Errorf("git status left a stale index alone; this test shows nothing")
+	}
+}

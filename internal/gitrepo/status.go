@@ -75,7 +75,7 @@ func Summary(st api.GitStatus) api.GitSummary { return st.GitSummary }
 // numstat counts the lines of each changed path, staged (HEAD to index)
 // or not (index to the files), by the path's (new) name.
 func (g *Git) numstat(ctx context.Context, dir string, staged bool) (map[string]api.GitLines, error) {
-	args := []string{"diff", "--numstat", "-z", "--no-ext-diff", "--no-textconv", "--no-relative", "--no-color"}
+	args := []string{diffCommand(staged), "--numstat", "-z", "--no-ext-diff", "--no-textconv", "--no-relative", "--no-color"}
 	if staged {
 		args = append(args, "--cached", "-M")
 	}
