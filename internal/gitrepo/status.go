@@ -239,6 +239,9 @@ func ParseNumstat(out []byte, cut bool) []Numstat {
 			n.OldPath, n.Path = string(toks[i+1]), string(toks[i+2])
 			i += 2
 		}
+		if n.Path == "" {
+			continue
+		}
 		list = append(list, n)
 	}
 	return list
