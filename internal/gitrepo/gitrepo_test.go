@@ -19,21 +19,21 @@ import (
 // fixture is a real repository in a temporary folder, and the environment
 // git runs with (a HOME of its own, so no person's configuration).
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string // the repository's top
 	root string // a folder holding it: the roots
 	env  []string
 	g    *gitrepo.Git
 }
 
-func requireGit(t *testing.T) {
+func requireGit(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	requireGit(t)
 	base, err := filepath.EvalSymlinks(t.TempDir())
@@ -86,7 +86,7 @@ func (f *fixture) open() gitrepo.Repo {
 	return r
 }
 
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return c
