@@ -459,8 +459,15 @@ func TestWorktree(t *testing.T) {
 	if _, err := os.Stat(w.Path); !os.IsNotExist(err) {
 		t.Errorf("still there: %v", err)
 	}
-	// The branch stays.
+	// The branch stays; deleting it (a session that never started) is
+	// another step.
 	f.git("rev-parse", "--verify", "refs/heads/feat/x")
+	if err := f.g.DeleteBranch(ctx(t), f.dir, "feat/x"); err != nil {
+		t.Fatal(err)
+	}
+	if out := f.git("branch", "--list", "feat/x"); out != "" {
+		t.Errorf("branch still there: %q", out)
+	}
 	// A clean one goes without force; one already gone is pruned.
 	os.RemoveAll(w2.Path)
 	if err := f.g.RemoveWorktree(ctx(t), w2, false); err != nil {
