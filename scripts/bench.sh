@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: runs corral's measurements one after another (never in
 # parallel: they would disturb each other) and writes each markdown report to
-# $BENCH_OUT (default: a new directory under /tmp). About 25 minutes in all.
+# $BENCH_OUT (default: a new directory under /tmp). About 30 minutes in all.
 # See bench/README.md; the published figures are in docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,4 +23,6 @@ echo "== hub round trip (bench/hub/rtt.sh)"
 bench/hub/rtt.sh -out "$out/hub-rtt.md"
 echo "== hub capacity (bench/hub/load.sh)"
 bench/hub/load.sh -out "$out/hub-load.md"
+echo "== exit after SIGTERM, busy (bench/shutdown.sh)"
+bench/shutdown.sh -out "$out/shutdown.md"
 echo "== reports in $out"

@@ -27,6 +27,7 @@ import (
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
+	"github.com/corral-dev/corral/internal/lifetime"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/term"
@@ -114,9 +115,12 @@ type Agent struct {
 	// git reads sessions' repositories (git.go).
 	git *gitState
 
-	wg     sync.WaitGroup
+	// g owns every goroutine the agent starts: its loops, the hook
+	// connections, the exit watches, the timers of rechecks and wakes.
+	g      lifetime.Group
 	ctx    context.Context
 	cancel context.CancelFunc
+	ready  chan struct{} // closed once Serve has started the agent
 }
 
 // New prepares an agent; Start runs it.
@@ -186,6 +190,7 @@ func New(cfg Config) (*Agent, error) {
 		reserved:  map[string]bool{},
 		warns:     rate.NewLimiter(rate.Every(time.Second), 10),
 		git:       newGitState(cfg.GitBin, cfg.Env),
+		ready:     make(chan struct{}),
 	}
 	a.mux = a.newMux()
 	return a, nil
@@ -236,6 +241,22 @@ func HookExec(corralBin, dataDir string) claude.Exec {
 func (a *Agent) StatusLineCommand() string {
 	return claude.CommandLine(a.cfg.CorralBin, "statusline", "--data-dir", a.cfg.DataDir)
 }
+
+// Serve starts the agent (Start) and serves until ctx ends, then stops it
+// (Close): it returns once every goroutine it started has returned and the
+// last states are written, or at once with Start's error. Ready is closed
+// once it serves. The tmux sessions keep running.
+func (a *Agent) Serve(ctx context.Context) error {
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	close(a.ready)
+	<-ctx.Done()
+	return a.Close()
+}
+
+// Ready is closed once Serve has started the agent.
+func (a *Agent) Ready() <-chan struct{} { return a.ready }
 
 // Start restores sessions from the database, opens the hook socket and
 // starts the watchers. It returns once the agent serves; Close stops it.
@@ -300,33 +321,34 @@ func (a *Agent) Start(ctx context.Context) error {
 			}
 		}
 	})
-	go func() {
+	a.goLoop("closer", func() {
 		<-a.ctx.Done()
 		ln.Close()
 		tw.Close()
-	}()
+	})
 	// First reconciliation now: recreate what a dead tmux server lost,
 	// re-verify what was busy.
 	a.kickReconcile()
 	return nil
 }
 
-func (a *Agent) goLoop(name string, fn func()) {
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
+// goLoop runs fn on a goroutine of the agent's, unless the agent is
+// stopping (then it reports false).
+func (a *Agent) goLoop(name string, fn func()) bool {
+	return a.g.Go(func() {
 		fn()
 		a.log.Debug("loop ended", "loop", name)
-	}()
+	})
 }
 
 // Close stops the agent, leaving every tmux session running, and writes
-// the last states.
+// the last states. It returns once every goroutine of the agent's has, and
+// every terminal stream is closed.
 func (a *Agent) Close() error {
 	if a.cancel != nil {
 		a.cancel()
 	}
-	a.wg.Wait()
+	a.g.Wait()
 	a.streams.Close()
 	if err := a.flush(context.Background()); err != nil {
 		a.mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/cli"
@@ -20,7 +22,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && (os.Args[1] == "hook" || os.Args[1] == "statusline") {
 		os.Exit(cli.Main(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	// Every agent a test starts is closed by its cleanup, and Close
+	// returns only once the agent's goroutines have: none may be left.
+	goleak.VerifyTestMain(m)
 }
 
 // TestClaudeSession runs the real Claude Code against the fake model once:

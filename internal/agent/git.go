@@ -219,15 +219,16 @@ func (a *Agent) gitLoop() {
 				delete(keys, key)
 				continue
 			}
-			k.running = true
-			running++
-			a.wg.Add(1)
-			go func(key string, dirs []string) {
-				defer a.wg.Done()
+			started := a.g.Go(func() {
 				start := time.Now()
 				res := a.readGit(a.ctx, dirs)
 				done <- gitDone{key: key, res: res, took: time.Since(start)}
-			}(key, dirs)
+			})
+			if !started {
+				return // the agent is stopping
+			}
+			k.running = true
+			running++
 		}
 		if !next.IsZero() {
 			timer.Reset(max(time.Until(next), time.Millisecond))
@@ -236,7 +237,8 @@ func (a *Agent) gitLoop() {
 		}
 		select {
 		case <-a.ctx.Done():
-			// The refreshes see the same ctx and end; wg waits for them.
+			// The refreshes see the same ctx and end; the agent's group
+			// waits for them (done has room for each).
 			return
 		case dir := <-a.git.kicks:
 			schedule(keyOf(dir), time.Now().Add(gitDebounce))

@@ -37,12 +37,13 @@ func (a *Agent) serveHooks(ln net.Listener) {
 			}
 			return
 		}
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
+		if !a.g.Go(func() {
 			defer func() { <-sem }()
 			a.handleHookConn(c)
-		}()
+		}) {
+			c.Close() // stopping
+			return
+		}
 	}
 }
 

@@ -26,21 +26,21 @@ func (a *Agent) watchPIDLocked(s *session, pid int) {
 	if pid <= 0 || s.watching[pid] || a.ctx == nil {
 		return
 	}
-	ch, err := proc.WatchExit(a.ctx, pid)
+	w, err := proc.OpenExit(pid)
 	if err != nil {
 		a.log.Debug("cannot watch process", "pid", pid, "err", err)
 		return
 	}
-	s.watching[pid] = true
 	id := s.id
-	go func() {
-		select {
-		case <-ch:
-		case <-a.ctx.Done():
-			return
+	if !a.goLoop("exit-watch", func() {
+		if w.Wait(a.ctx) {
+			a.onExit(id, pid)
 		}
-		a.onExit(id, pid)
-	}()
+	}) {
+		w.Wait(a.ctx) // stopping: a.ctx has ended, this releases the pidfd
+		return
+	}
+	s.watching[pid] = true
 }
 
 func (a *Agent) onExit(id string, pid int) {
@@ -85,18 +85,18 @@ func (a *Agent) watchServer() {
 	}
 	a.serverPID = pid
 	a.mu.Unlock()
-	ch, err := proc.WatchExit(a.ctx, pid)
+	w, err := proc.OpenExit(pid)
 	if err != nil {
 		return
 	}
-	go func() {
-		select {
-		case <-ch:
+	if !a.goLoop("server-watch", func() {
+		if w.Wait(a.ctx) {
 			a.log.Warn("tmux server exited", "pid", pid)
 			a.kickReconcile()
-		case <-a.ctx.Done():
 		}
-	}()
+	}) {
+		w.Wait(a.ctx) // stopping: releases the pidfd
+	}
 }
 
 func (a *Agent) kickReconcile() {

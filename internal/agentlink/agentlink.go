@@ -21,6 +21,7 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/devicekey"
+	"github.com/corral-dev/corral/internal/lifetime"
 	"github.com/corral-dev/corral/internal/link"
 	"github.com/corral-dev/corral/internal/term"
 	"github.com/corral-dev/corral/internal/version"
@@ -82,6 +83,9 @@ type conn struct {
 	peer *link.Peer
 	ctx  context.Context
 	mux  *backend.Mux
+	// g owns the connection's goroutines: the event forwarder, the
+	// requests in progress and the terminal pumps.
+	g lifetime.Group
 
 	mu      sync.Mutex
 	streams map[uint32]*linkStream
@@ -107,7 +111,9 @@ type linkStream struct {
 }
 
 // Serve speaks the protocol on one connection until it ends: handshake,
-// sync, events, requests and terminals. It returns why the connection ended.
+// sync, events, requests and terminals. It returns why the connection
+// ended, once every goroutine it started has returned (requests in
+// progress are cancelled).
 func Serve(ctx context.Context, c link.Conn, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -125,16 +131,13 @@ func Serve(ctx context.Context, c link.Conn, o Options) error {
 	defer cancel()
 	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}, reqs: map[uint64]*request{}, sentWake: make(chan struct{})}
 	cn.mux = cn.ops()
-	cn.peer = link.NewPeer(c, link.Options{OnMsg: cn.onMsg, OnFrame: cn.onFrame})
-	runErr := make(chan error, 1)
-	go func() { runErr <- cn.peer.Run(ctx) }()
-	if hb := time.Duration(welcome.HeartbeatMS) * time.Millisecond; hb > 0 {
-		go cn.peer.Heartbeat(ctx, hb)
-	}
-	go cn.forwardEvents(ctx)
-	err = <-runErr
+	cn.peer = link.NewPeer(c, link.Options{OnMsg: cn.onMsg, OnFrame: cn.onFrame,
+		Heartbeat: time.Duration(welcome.HeartbeatMS) * time.Millisecond})
+	cn.g.Go(func() { cn.forwardEvents(ctx) })
+	err = cn.peer.Run(ctx)
 	cancel()
 	cn.stopStreams()
+	cn.g.Wait()
 	return err
 }
 
@@ -182,7 +185,7 @@ func (cn *conn) onMsg(m link.Msg) {
 		cn.mu.Lock()
 		cn.reqs[m.ID] = req
 		cn.mu.Unlock()
-		go func() {
+		if !cn.g.Go(func() {
 			defer cn.endReq(m.ID, req)
 			res, err := cn.handle(ctx, m)
 			if ctx.Err() != nil && cn.ctx.Err() == nil {
@@ -192,7 +195,9 @@ func (cn *conn) onMsg(m link.Msg) {
 			if rerr := cn.peer.Reply(m.ID, res, err); rerr != nil && cn.ctx.Err() == nil {
 				cn.log.Debug("reply", "op", m.Op, "err", rerr)
 			}
-		}()
+		}) {
+			cn.endReq(m.ID, req) // the connection is ending: no answer
+		}
 	case link.TypeCancel:
 		cn.mu.Lock()
 		req := cn.reqs[m.ID]
@@ -339,7 +344,10 @@ func (cn *conn) openStream(ctx context.Context, a api.TermOpenRequest) (api.Term
 	cn.streams[a.Stream] = ls
 	cn.mu.Unlock()
 	st.Attach()
-	go cn.pump(sctx, ls, from)
+	if !cn.g.Go(func() { cn.pump(sctx, ls, from) }) {
+		cn.closeStream(a.Stream, false)
+		return api.TermOpenResult{}, api.Errorf(api.CodeUnavailable, "the link is closing")
+	}
 	return api.TermOpenResult{StreamID: st.StreamID(), Offset: from, Reset: reset}, nil
 }
 

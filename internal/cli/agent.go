@@ -74,7 +74,7 @@ or load code, such as --dangerously-skip-permissions
 var errTokenInArgv = errors.New("a token on the command line is readable by every user of this machine (/proc/PID/cmdline): " +
 	"put the enrolment token in a file only you can read and give --token-file FILE, or set $" + tokenEnv)
 
-func runAgent(ctx context.Context, e *env, f agentFlags) error {
+func runAgent(ctx context.Context, e *env, f agentFlags) (err error) {
 	if f.token != "" || e.token != "" {
 		return errTokenInArgv
 	}
@@ -99,7 +99,8 @@ func runAgent(ctx context.Context, e *env, f agentFlags) error {
 	if err != nil {
 		return err
 	}
-	defer d.close()
+	// Stops every part started below, in reverse order (daemon.stop).
+	defer d.close(&err)
 	key, created, err := devicekey.LoadOrCreate(filepath.Join(d.dir, datadir.DeviceKey))
 	if err != nil {
 		return err
@@ -111,14 +112,15 @@ func runAgent(ctx context.Context, e *env, f agentFlags) error {
 	if err != nil {
 		return err
 	}
-	defer ag.Close()
-	if err := d.serveUnix(ag.Backend()); err != nil {
+	if err := d.serveUnix(ag.Backend(), nil); err != nil {
 		return err
 	}
 	policy := agentlink.Policy{Roots: ag.Roots(), Home: ag.Home(), AllowRun: f.allowRun, AllowClaudeArgs: f.allowArgs, AllowDangerousArgs: f.allowDangerous}
 	d.log.Info("agent running", "hub", f.hub, "data_dir", d.dir, "key", key.Fingerprint(), "roots", strings.Join(policy.Roots, ","),
 		"allow_run", f.allowRun, "allow_claude_args", f.allowArgs, "allow_dangerous_claude_args", f.allowDangerous)
-	go agentlink.Run(ctx, f.hub, token, agentlink.Options{Agent: ag, Logger: d.log, Key: key, Policy: policy})
+	d.run("hub link", stageLink, func(ctx context.Context) error {
+		return agentlink.Run(ctx, f.hub, token, agentlink.Options{Agent: ag, Logger: d.log, Key: key, Policy: policy})
+	})
 	return d.wait(ctx)
 }
 

@@ -13,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/corral-dev/corral/internal/agent"
+	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/bound"
 	"github.com/corral-dev/corral/internal/datadir"
@@ -34,16 +37,51 @@ func newLogger(w interface{ Write([]byte) (int, error) }, level string) (*slog.L
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
-// daemon is a data directory held by one process, with its database.
+// daemon is a data directory held by one process, with its database, and
+// the parts that serve it (agent, notifier, hub, links, HTTP servers), each
+// a Serve(ctx) error run under one errgroup. They start in order of
+// dependency and stop in reverse, one stage at a time (stop): a part is
+// stopped, and waited for, before what it uses. A part that fails ends the
+// daemon with its error.
 type daemon struct {
 	dir     string
 	apiSock string
 	lock    *datadir.Lock
 	store   *store.Store
 	log     *slog.Logger
-	errc    chan error
-	servers []*http.Server
+
+	g      *errgroup.Group
+	failed context.Context // ends when a part fails
+	parts  []*part
 }
+
+// A stage is a rank in the order of dependency: a part uses only parts of
+// lower stages. The store is below them all (close).
+type stage int
+
+const (
+	stageAgent  stage = iota // this machine's agent
+	stageNotify              // the notifier
+	stageHub                 // the hub
+	stageLink                // the device links: in-memory, or to a hub
+	stageHTTP                // the API socket and the dashboard
+)
+
+// part is one running part of the daemon.
+type part struct {
+	name   string
+	stage  stage
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Bounds of stop: a part that takes longer than stopWarn is named in the
+// log; one still running after stopLimit is left behind (a bug), and the
+// daemon exits anyway.
+const (
+	stopWarn  = 2 * time.Second
+	stopLimit = 10 * time.Second
+)
 
 func openDaemon(e *env, logLevel string) (*daemon, error) {
 	log, err := newLogger(e.stderr, logLevel)
@@ -67,36 +105,123 @@ func openDaemon(e *env, logLevel string) (*daemon, error) {
 		lock.Release()
 		return nil, err
 	}
-	return &daemon{dir: dir, apiSock: apiSock, lock: lock, store: st, log: log, errc: make(chan error, 4)}, nil
+	g, failed := errgroup.WithContext(context.Background())
+	return &daemon{dir: dir, apiSock: apiSock, lock: lock, store: st, log: log, g: g, failed: failed}, nil
 }
 
-// close stops the servers, then the database and the lock.
-func (d *daemon) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	for _, s := range d.servers {
-		s.Shutdown(ctx)
+// run starts a part: fn serves until its context ends and returns once
+// everything it started has. A part that returns before it is stopped has
+// failed, and so has one that returns an error; either ends the daemon.
+func (d *daemon) run(name string, s stage, fn func(context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &part{name: name, stage: s, cancel: cancel, done: make(chan struct{})}
+	d.parts = append(d.parts, p)
+	d.g.Go(func() error {
+		defer close(p.done)
+		err := fn(ctx)
+		switch {
+		case ctx.Err() == nil:
+			if err == nil {
+				err = errors.New("stopped by itself")
+			}
+			d.log.Error("a part of the daemon failed; stopping", "part", name, "err", err)
+		case err != nil:
+			d.log.Error("a part of the daemon failed to stop cleanly", "part", name, "err", err)
+		default:
+			return nil
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	})
+}
+
+// await waits for ready (a part has started), or gives up: when ctx ends
+// (a signal), a part fails, or after timeout (0: none).
+func (d *daemon) await(ctx context.Context, ready <-chan struct{}, what string, timeout time.Duration) error {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		return errStopped
+	case <-d.failed.Done():
+		return context.Cause(d.failed)
+	case <-expired:
+		return fmt.Errorf("%s did not start within %v", what, timeout)
+	}
+}
+
+// wait blocks until ctx ends (a signal) or a part fails, whose error close
+// returns.
+func (d *daemon) wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		d.log.Info("stopping; sessions keep running in tmux")
+	case <-d.failed.Done():
+	}
+	return nil
+}
+
+// errStopped says a signal stopped the daemon before it was up: no error.
+var errStopped = errors.New("stopped while starting")
+
+// close stops the parts, in reverse order of dependency (stop), then closes
+// the database and releases the lock. *errp, when nil, gets the error of
+// the first part that failed.
+func (d *daemon) close(errp *error) {
+	if errors.Is(*errp, errStopped) {
+		d.log.Info("stopping before the daemon was up; sessions keep running in tmux")
+		*errp = nil
+	}
+	if err := d.stop(); err != nil && *errp == nil {
+		*errp = err
 	}
 	d.store.Close()
 	d.lock.Release()
 }
 
-// wait blocks until ctx ends or a server fails.
-func (d *daemon) wait(ctx context.Context) error {
-	select {
-	case <-ctx.Done():
-		d.log.Info("stopping; sessions keep running in tmux")
-		return nil
-	case err := <-d.errc:
-		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
+// stop stops the parts one stage at a time, from the top: every part of a
+// stage is stopped at once, and all are waited for before the stage below.
+func (d *daemon) stop() error {
+	start := time.Now()
+	limit := time.NewTimer(stopLimit)
+	defer limit.Stop()
+	for s := stageHTTP; s >= stageAgent; s-- {
+		var parts []*part
+		for _, p := range d.parts {
+			if p.stage == s {
+				p.cancel()
+				parts = append(parts, p)
+			}
 		}
-		return nil
+		for _, p := range parts {
+			warn := time.NewTimer(stopWarn)
+			select {
+			case <-p.done:
+			case <-warn.C:
+				d.log.Warn("a part of the daemon is slow to stop", "part", p.name, "waited", time.Since(start).Round(time.Millisecond))
+				select {
+				case <-p.done:
+				case <-limit.C:
+					warn.Stop()
+					d.log.Error("a part of the daemon did not stop; exiting without it", "part", p.name, "waited", stopLimit)
+					return fmt.Errorf("%s did not stop within %v", p.name, stopLimit)
+				}
+			}
+			warn.Stop()
+		}
 	}
+	err := d.g.Wait()
+	d.log.Debug("stopped", "took", time.Since(start).Round(time.Millisecond))
+	return err
 }
 
-// startAgent runs this machine's agent.
-func (d *daemon) startAgent(ctx context.Context, roots []string) (*agent.Agent, error) {
+// newAgent makes this machine's agent; run it with d.run and Serve.
+func (d *daemon) newAgent(roots []string) (*agent.Agent, error) {
 	abs := make([]string, 0, len(roots))
 	for _, r := range roots {
 		a, err := filepath.Abs(r)
@@ -105,11 +230,18 @@ func (d *daemon) startAgent(ctx context.Context, roots []string) (*agent.Agent, 
 		}
 		abs = append(abs, a)
 	}
-	ag, err := agent.New(agent.Config{DataDir: d.dir, Store: d.store, Logger: d.log, Roots: abs})
+	return agent.New(agent.Config{DataDir: d.dir, Store: d.store, Logger: d.log, Roots: abs})
+}
+
+// startAgent runs this machine's agent as the daemon's first part, and
+// returns once it serves.
+func (d *daemon) startAgent(ctx context.Context, roots []string) (*agent.Agent, error) {
+	ag, err := d.newAgent(roots)
 	if err != nil {
 		return nil, err
 	}
-	if err := ag.Start(ctx); err != nil {
+	d.run("agent", stageAgent, ag.Serve)
+	if err := d.await(ctx, ag.Ready(), "the agent", 0); err != nil {
 		return nil, err
 	}
 	return ag, nil
@@ -117,7 +249,9 @@ func (d *daemon) startAgent(ctx context.Context, roots []string) (*agent.Agent, 
 
 // serveUnix serves the API on the data directory's unix socket. Whoever can
 // open it (mode 0600) owns the machine: requests are the local user's.
-func (d *daemon) serveUnix(b backend.Backend) error {
+// admin serves the hub's management (hub.AdminHandler) beside it; a
+// daemon that is no hub gives nil, and its socket says so.
+func (d *daemon) serveUnix(b backend.Backend, admin http.Handler) error {
 	if err := datadir.EnsureSocketDir(d.apiSock); err != nil {
 		return err
 	}
@@ -125,13 +259,23 @@ func (d *daemon) serveUnix(b backend.Backend) error {
 	if err != nil {
 		return fmt.Errorf("API socket: %w", err)
 	}
-	h := httpapi.New(b, httpapi.Options{Logger: d.log, RefuseBrowsers: true})
+	if admin == nil {
+		admin = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "the corral on this data directory is not a hub"))
+		})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/admin/", admin)
+	mux.Handle("/", httpapi.New(b, httpapi.Options{Logger: d.log, RefuseBrowsers: true}))
+	h := http.Handler(mux)
 	lim := bound.Unix()
 	srv := bound.Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(identity.With(r.Context(), identity.Local)))
 	}), lim, d.log)
-	d.servers = append(d.servers, srv)
-	go func() { d.errc <- srv.Serve(bound.Listener(ln, lim.MaxConns, d.log)) }()
+	bln := bound.Listener(ln, lim.MaxConns, d.log)
+	d.run("API socket", stageHTTP, func(ctx context.Context) error {
+		return bound.Serve(ctx, srv, bln, bound.TLS{}, bound.ShutdownGrace)
+	})
 	return nil
 }
 
@@ -208,15 +352,10 @@ func (d *daemon) serveWeb(f webFlags, b backend.Backend, accounts web.Accounts, 
 	}
 	srv := bound.Server(h, lim, d.log)
 	srv.Addr = ln.Addr().String()
-	d.servers = append(d.servers, srv)
 	bln := bound.Listener(ln, lim.MaxConns, d.log)
-	go func() {
-		if useTLS {
-			d.errc <- srv.ServeTLS(bln, f.tlsCert, f.tlsKey)
-		} else {
-			d.errc <- srv.Serve(bln)
-		}
-	}()
+	d.run("web dashboard", stageHTTP, func(ctx context.Context) error {
+		return bound.Serve(ctx, srv, bln, bound.TLS{Cert: f.tlsCert, Key: f.tlsKey}, bound.ShutdownGrace)
+	})
 	scheme := "http"
 	if useTLS {
 		scheme = "https"

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -9,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/corral-dev/corral/internal/client"
 	"github.com/corral-dev/corral/internal/datadir"
-	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/hub"
 	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
@@ -54,32 +55,31 @@ loopback (docs/hub.md).`,
 	return cmd
 }
 
-func runHub(ctx context.Context, e *env, f hubFlags) error {
+func runHub(ctx context.Context, e *env, f hubFlags) (err error) {
 	d, err := openDaemon(e, f.logLevel)
 	if err != nil {
 		return err
 	}
-	defer d.close()
+	// Stops every part started below, in reverse order (daemon.stop); the
+	// hub saves its devices' sessions before the database closes.
+	defer d.close(&err)
 	accounts := hub.NewAccounts(d.store)
-	nctx, stopNotify := context.WithCancel(context.Background())
-	defer stopNotify()
-	notifier, err := notify.New(nctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
+	notifier, err := notify.New(ctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
 	if err != nil {
 		return err
 	}
-	defer notifier.Wait()
+	d.run("notifier", stageNotify, notifier.Run)
 	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.store, Accounts: accounts, MaxSessions: f.maxSessions,
-		OnUser: func(user string, bus *events.Bus) { notifier.Run(nctx, user, bus) }})
+		OnUser: notifier.Watch})
 	if err != nil {
 		return err
 	}
-	defer hb.Flush() // before the database closes
-	go hb.Watch(ctx)
+	d.run("hub", stageHub, hb.Run)
 	addr, base, err := d.serveWeb(f.webFlags, hb, accounts, notifier, hb.LinkHandler())
 	if err != nil {
 		return err
 	}
-	if err := d.serveUnix(hb); err != nil {
+	if err := d.serveUnix(hb, hb.AdminHandler()); err != nil {
 		return err
 	}
 	d.log.Info("hub serving", "listen", addr, "data_dir", d.dir)
@@ -109,6 +109,23 @@ func withStore(e *env, fn func(*store.Store) error) error {
 // withHubAccounts runs fn on a hub's accounts (see withStore).
 func withHubAccounts(e *env, fn func(*hub.Accounts) error) error {
 	return withStore(e, func(st *store.Store) error { return fn(hub.NewAccounts(st)) })
+}
+
+// onRunningHub asks the hub running on the data directory to make a
+// change it must act on at once (cut a device's link): POST req to path of
+// its admin socket (hub.AdminHandler). ran is false when no daemon runs
+// there: the caller then changes the database itself, and a hub started
+// later reads it.
+func onRunningHub(ctx context.Context, e *env, path string, req hub.AdminRequest) (ran bool, err error) {
+	dir, err := e.dir()
+	if err != nil {
+		return false, err
+	}
+	err = client.Unix(datadir.Socket(dir, datadir.APISocket)).Admin(ctx, path, req, nil)
+	if errors.Is(err, client.ErrNoDaemon) {
+		return false, nil
+	}
+	return true, err
 }
 
 func newHubUserCmd(e *env) *cobra.Command {
@@ -173,6 +190,10 @@ func newHubUserCmd(e *env) *cobra.Command {
 		Short: "Remove a user, their devices and their browser sessions",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The running hub cuts the user's devices off at once.
+			if ran, err := onRunningHub(cmd.Context(), e, hub.AdminRemoveUser, hub.AdminRequest{User: args[0]}); ran || err != nil {
+				return err
+			}
 			return withHubAccounts(e, func(acc *hub.Accounts) error {
 				return acc.RemoveUser(cmd.Context(), args[0])
 			})
@@ -269,9 +290,14 @@ is cut off.`,
 	}
 	revoke := &cobra.Command{
 		Use:   "revoke NAME --user U",
-		Short: "Revoke a machine (a connected machine is cut off within seconds)",
+		Short: "Revoke a machine (a connected machine is cut off at once)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The running hub revokes it and cuts its link at once; with
+			// no hub running, the database is all there is.
+			if ran, err := onRunningHub(cmd.Context(), e, hub.AdminRevokeDevice, hub.AdminRequest{User: user, Name: args[0]}); ran || err != nil {
+				return err
+			}
 			return withHubAccounts(e, func(acc *hub.Accounts) error {
 				_, err := acc.RevokeDevice(cmd.Context(), user, args[0])
 				return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 	"github.com/corral-dev/corral/internal/agentlink"
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/backend"
-	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/hub"
 	"github.com/corral-dev/corral/internal/identity"
 	"github.com/corral-dev/corral/internal/link"
@@ -55,34 +55,33 @@ The daemon's environment reaches the sessions it starts.`,
 	return cmd
 }
 
-func serve(ctx context.Context, e *env, f serveFlags) error {
+func serve(ctx context.Context, e *env, f serveFlags) (err error) {
 	d, err := openDaemon(e, f.logLevel)
 	if err != nil {
 		return err
 	}
-	defer d.close()
+	// Stops every part started below, in reverse order (daemon.stop).
+	defer d.close(&err)
 	ag, err := d.startAgent(ctx, f.roots)
 	if err != nil {
 		return err
 	}
-	defer ag.Close()
 
-	nctx, stopNotify := context.WithCancel(context.Background())
-	defer stopNotify()
-	notifier, err := notify.New(nctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
+	notifier, err := notify.New(ctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
 	if err != nil {
 		return err
 	}
-	defer notifier.Wait()
 	if f.webhook != "" {
-		if err := notifier.SetWebhook(nctx, identity.Local, f.webhook); err != nil {
+		if err := notifier.SetWebhook(ctx, identity.Local, f.webhook); err != nil {
 			return err
 		}
 	}
-	hb, err := hub.New(ctx, hub.Options{Logger: d.log, OnUser: func(user string, bus *events.Bus) { notifier.Run(nctx, user, bus) }})
+	d.run("notifier", stageNotify, notifier.Run)
+	hb, err := hub.New(ctx, hub.Options{Logger: d.log, OnUser: notifier.Watch})
 	if err != nil {
 		return err
 	}
+	d.run("hub", stageHub, hb.Run)
 	if err := joinLocal(ctx, hb, ag, d); err != nil {
 		return err
 	}
@@ -106,7 +105,7 @@ func serve(ctx context.Context, e *env, f serveFlags) error {
 			loginURL(base, link), lifeText(hub.LoginLinkLife))
 	}
 	// The API socket last: everything it serves is up.
-	if err := d.serveUnix(serveBackend(hb, ag)); err != nil {
+	if err := d.serveUnix(serveBackend(hb, ag), nil); err != nil {
 		return err
 	}
 	d.log.Info("corral is serving", "data_dir", d.dir, "socket", d.apiSock, "pid", os.Getpid())
@@ -125,37 +124,45 @@ func serveBackend(hb *hub.Hub, ag *agent.Agent) backend.Backend {
 
 // joinLocal connects the machine's own agent to the hub through an
 // in-memory link, the same protocol a remote agent speaks, and keeps it
-// joined. It returns once the agent's first sync reached the hub.
+// joined (localLink, a part of the daemon). It returns once the agent's
+// first sync reached the hub.
 func joinLocal(ctx context.Context, hb *hub.Hub, ag *agent.Agent, d *daemon) error {
 	host, _ := os.Hostname()
-	info := hub.DeviceInfo{ID: "local", Name: host, Owner: identity.Local, Local: true}
-	synced := hb.WaitSynced(info.ID)
-	go func() {
-		for ctx.Err() == nil {
-			hubEnd, agentEnd := link.Pipe()
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if err := agentlink.Serve(ctx, agentEnd, agentlink.Options{Agent: ag, Logger: d.log, Policy: agentlink.FullPolicy()}); err != nil && ctx.Err() == nil {
-					d.log.Error("local link (agent end) ended", "err", err)
-				}
-			}()
-			if err := hb.Attach(ctx, info, hubEnd); err != nil && ctx.Err() == nil {
-				d.log.Error("local link (hub end) ended", "err", err)
+	l := localLink{hb: hb, ag: ag, log: d.log, info: hub.DeviceInfo{ID: "local", Name: host, Owner: identity.Local, Local: true}}
+	synced := hb.WaitSynced(l.info.ID)
+	d.run("local link", stageLink, l.Run)
+	return d.await(ctx, synced, "the local agent's link to the hub", 30*time.Second)
+}
+
+// localLink is the in-memory link between the machine's agent and the hub.
+type localLink struct {
+	hb   *hub.Hub
+	ag   *agent.Agent
+	log  *slog.Logger
+	info hub.DeviceInfo
+}
+
+// Run keeps the link up until ctx ends, joining again after a failure,
+// and returns once both of its ends have.
+func (l localLink) Run(ctx context.Context) error {
+	for {
+		hubEnd, agentEnd := link.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := agentlink.Serve(ctx, agentEnd, agentlink.Options{Agent: l.ag, Logger: l.log, Policy: agentlink.FullPolicy()}); err != nil && ctx.Err() == nil {
+				l.log.Error("local link (agent end) ended", "err", err)
 			}
-			agentEnd.Close(link.StatusGoingAway, "")
-			<-done
-			if ctx.Err() == nil {
-				time.Sleep(100 * time.Millisecond)
-			}
+		}()
+		if err := l.hb.Attach(ctx, l.info, hubEnd); err != nil && ctx.Err() == nil {
+			l.log.Error("local link (hub end) ended", "err", err)
 		}
-	}()
-	select {
-	case <-synced:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(30 * time.Second):
-		return fmt.Errorf("the local agent did not join the hub")
+		agentEnd.Close(link.StatusGoingAway, "")
+		<-done
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }

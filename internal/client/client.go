@@ -392,3 +392,10 @@ func (c *Client) Watch(ctx context.Context, since uint64, fn func(api.Event) err
 	}
 	return io.ErrUnexpectedEOF
 }
+
+// Admin calls the management of the hub that serves a data directory, on
+// its unix socket (hub.AdminHandler): a POST of in to path, the answer
+// decoded into out.
+func (c *Client) Admin(ctx context.Context, path string, in, out any) error {
+	return c.do(ctx, http.MethodPost, path, in, out)
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/events"
+	"github.com/corral-dev/corral/internal/lifetime"
 	"github.com/corral-dev/corral/internal/link"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/version"
@@ -47,10 +48,17 @@ type Options struct {
 	// Accounts authenticate device links (nil: no remote devices).
 	Accounts *Accounts
 	// OnUser is called once for every user whose bus comes to life, so the
-	// caller can attach notifications to it.
+	// caller can attach notifications to it. It is called with the hub's
+	// lock held: it must not block nor call the hub (notify.Watch starts a
+	// goroutine of the notifier's and returns).
 	OnUser func(user string, bus *events.Bus)
 	// Heartbeat overrides the link heartbeat (tests).
 	Heartbeat time.Duration
+	// RecheckDevices is how often Run looks in the database for devices
+	// revoked or enrolled again behind the hub's back (default a minute):
+	// a safety net, since the management commands tell a running hub at
+	// once (Revoke, AdminHandler).
+	RecheckDevices time.Duration
 	// MaxSessions bounds the sessions one device may have listed, and
 	// EventRate the events a second it may send (limits.go; zero: the
 	// defaults).
@@ -74,10 +82,20 @@ type Hub struct {
 	owner   map[string]string      // session id -> device id
 	// synced holds channels closed at a device's next sync.
 	synced map[string][]chan struct{}
+	// kicked are the devices revoked while the hub runs: a connection of
+	// one still in its handshake when it was revoked is refused at the end
+	// of it (device ids are random, never reused).
+	kicked map[string]bool
 
 	saves saveQueue
 	// mux is the table of the operations the hub answers (backend.go).
 	mux *backend.Mux
+
+	// g owns the devices' connections (Attach, LinkHandler) and Run's
+	// loops; stop ends them when Run's context ends.
+	g      lifetime.Group
+	stop   context.Context
+	stopFn context.CancelFunc
 }
 
 // device is one device's state.
@@ -117,7 +135,12 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 	if o.EventRate <= 0 {
 		o.EventRate = DefaultEventRate
 	}
-	h := &Hub{o: o, log: o.Logger, users: map[string]*events.Bus{}, devices: map[string]*device{}, owner: map[string]string{}, synced: map[string][]chan struct{}{}}
+	if o.RecheckDevices <= 0 {
+		o.RecheckDevices = time.Minute
+	}
+	h := &Hub{o: o, log: o.Logger, users: map[string]*events.Bus{}, devices: map[string]*device{}, owner: map[string]string{}, synced: map[string][]chan struct{}{},
+		kicked: map[string]bool{}}
+	h.stop, h.stopFn = context.WithCancel(context.Background())
 	id, err := loadHubID(ctx, o.Store)
 	if err != nil {
 		return nil, err
@@ -138,7 +161,7 @@ func (h *Hub) busLocked(user string) *events.Bus {
 		b = events.New(events.Options{})
 		h.users[user] = b
 		if h.o.OnUser != nil {
-			go h.o.OnUser(user, b)
+			h.o.OnUser(user, b)
 		}
 	}
 	return b
@@ -209,6 +232,16 @@ func (h *Hub) Attach(ctx context.Context, info DeviceInfo, c link.Conn) error {
 // the link. A device has one connection at a time: a second one is
 // refused while the first answers (claim).
 func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *linkAuth) error {
+	// The connection is the hub's until it ends: Run closes it and waits.
+	leave, ok := h.g.Join()
+	defer leave()
+	if !ok {
+		c.Close(link.StatusGoingAway, "the hub is shutting down")
+		return errStopped
+	}
+	ctx, cancelAttach := context.WithCancel(ctx)
+	defer cancelAttach()
+	defer context.AfterFunc(h.stop, cancelAttach)()
 	nonce := devicekey.NewNonce()
 	claimed, enrolled := false, false
 	hello, err := link.ServerHello(ctx, c, link.Msg{Nonce: base64.RawURLEncoding.EncodeToString(nonce), HubID: h.id},
@@ -236,11 +269,18 @@ func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *li
 	defer cancel()
 	var peer *link.Peer
 	peer = link.NewPeer(c, link.Options{
-		OnMsg:   func(m link.Msg) { h.onMsg(info, peer, m) },
-		OnFrame: func(f link.Frame) { h.onFrame(info, peer, f) },
+		OnMsg:     func(m link.Msg) { h.onMsg(info, peer, m) },
+		OnFrame:   func(f link.Frame) { h.onFrame(info, peer, f) },
+		Heartbeat: h.o.Heartbeat,
 	})
 
 	h.mu.Lock()
+	if h.kicked[info.ID] {
+		delete(h.devices, info.ID) // claim's
+		h.mu.Unlock()
+		peer.Close(link.StatusPolicy, "device revoked")
+		return peer.Run(ctx)
+	}
 	dev := h.devices[info.ID]
 	if dev == nil {
 		dev = &device{info: info, sessions: map[string]api.Session{}, streams: map[uint32]*stream{}}
@@ -270,7 +310,6 @@ func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *li
 	}
 	h.log.Info("device connected", "device", info.Name, "owner", info.Owner, "host", hello.Hostname, "version", hello.Version, "enrolled", enrolled)
 
-	go peer.Heartbeat(ctx, h.o.Heartbeat)
 	err = peer.Run(ctx)
 	h.offline(info.ID, peer)
 	return err
@@ -494,6 +533,7 @@ func (h *Hub) event(info DeviceInfo, peer *link.Peer, ev api.Event) {
 // Kick closes a device's link (after its token was revoked).
 func (h *Hub) Kick(deviceID string) {
 	h.mu.Lock()
+	h.kicked[deviceID] = true
 	dev := h.devices[deviceID]
 	var p *link.Peer
 	if dev != nil {
@@ -512,13 +552,15 @@ func (h *Hub) Kick(deviceID string) {
 }
 
 // Watch cuts off connected devices that were revoked, or whose key was
-// replaced by a new enrolment (by the management commands, in another
-// process), until ctx ends.
+// replaced by a new enrolment, behind the hub's back (in the database,
+// while no hub answered on the admin socket), looking every
+// RecheckDevices until ctx ends. Run runs it: a slow safety net, since the
+// management commands ask the running hub, which cuts a link at once.
 func (h *Hub) Watch(ctx context.Context) {
 	if h.o.Accounts == nil {
 		return
 	}
-	t := time.NewTicker(5 * time.Second)
+	t := time.NewTicker(h.o.RecheckDevices)
 	defer t.Stop()
 	for {
 		select {

@@ -7,7 +7,7 @@ import (
 )
 
 // TestImports keeps the package small: the standard library, coder/websocket
-// and corral's wire types only.
+// corral's wire types and its goroutine owner only.
 func TestImports(t *testing.T) {
-	imports.Only(t, "github.com/coder/websocket", "github.com/corral-dev/corral/internal/api")
+	imports.Only(t, "github.com/coder/websocket", "github.com/corral-dev/corral/internal/api", "github.com/corral-dev/corral/internal/lifetime")
 }

@@ -14,9 +14,13 @@
 //
 // A Peer owns a Conn once the handshake (ClientHello, ServerHello) is done:
 //
-//	p := link.NewPeer(conn, link.Options{OnMsg: onMsg, OnFrame: onFrame})
-//	go p.Heartbeat(ctx, 15*time.Second)
+//	p := link.NewPeer(conn, link.Options{OnMsg: onMsg, OnFrame: onFrame, Heartbeat: 15 * time.Second})
 //	err := p.Run(ctx) // until the link ends; err says why
+//
+// Lifetime: Run owns every goroutine the Peer starts, and returns only once
+// they have all returned (the handler in progress gets StallTimeout). When
+// ctx ends, the link is closed with 1001; a peer that does not answer the
+// close within a second is cut off.
 //
 // Threading: Run reads on a goroutine of its own, answers ping with pong,
 // and hands each res to the Call waiting for it. Every other message and

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/lifetime"
 )
 
 // Errors that end a link. Every error Run returns wraps ErrClosed, and so
@@ -54,7 +55,16 @@ type Options struct {
 	// long Run waits for a handler in progress when the link ends. Zero
 	// means DefaultStallTimeout.
 	StallTimeout time.Duration
+	// Heartbeat, when positive, makes Run send a ping every Heartbeat and
+	// close the link as dead after three silent intervals (see the method
+	// Heartbeat), on a goroutine of its own that ends with it.
+	Heartbeat time.Duration
 }
+
+// closeWait is how long Run gives the close handshake, once the link is
+// down, before it cuts the connection: a peer that does not answer the
+// close holds up its owner's shutdown no longer than this.
+const closeWait = time.Second
 
 // Peer is one end of a device link over a Conn: it sends requests and
 // waits for their answers, answers the other end's requests (through
@@ -73,6 +83,12 @@ type Peer struct {
 	ponging  atomic.Bool
 	pinging  atomic.Bool
 	running  atomic.Bool
+
+	// g owns every goroutine the Peer starts besides the handlers' and the
+	// close's (the reader, pongs, pings, cancels); Run waits for them.
+	g lifetime.Group
+	// closed is closed when the conn's Close has returned.
+	closed chan struct{}
 
 	// probeCh is closed when the next message arrives, for Ping; nil
 	// while nobody waits (probing says whether someone does, so the
@@ -127,6 +143,7 @@ func NewPeer(c Conn, o Options) *Peer {
 		wsem:    make(chan struct{}, 1),
 		pending: make(map[uint64]chan answer),
 		done:    make(chan struct{}),
+		closed:  make(chan struct{}),
 	}
 }
 
@@ -134,18 +151,31 @@ func NewPeer(c Conn, o Options) *Peer {
 // ErrClosed and the cause (a *CloseError when the peer closed, ErrDead,
 // ErrInvalid for malformed input, ErrStalled, or ctx's error when ctx
 // ended, in which case the link is closed with 1001). Every pending Call
-// fails when the link ends. Run returns once the handler in progress, if
-// any, has returned (waiting at most StallTimeout); no handler starts
-// after that. Call Run once.
+// fails when the link ends. Run returns once every goroutine the Peer
+// started has returned: the reader (the close handshake gets closeWait,
+// then the connection is cut), the heartbeat, pings, pongs and cancels on
+// their way out, and the handler in progress, if any (waiting at most
+// StallTimeout for it: a handler stuck longer is its owner's bug); no
+// handler starts after that. Call Run once.
 func (p *Peer) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errors.New("link: Run called twice")
 	}
 	p.touch()
-	// The reader is stopped by closing the conn, never by a context: on a
+	// The reader is stopped by closing the conn, not by ctx: on a
 	// WebSocket a cancelled read drops the connection before the close
-	// frame with its status could be sent.
-	go p.readLoop(context.WithoutCancel(ctx))
+	// frame with its status could be sent. readCtx cuts it only when the
+	// close handshake takes too long.
+	readCtx, cut := context.WithCancel(context.WithoutCancel(ctx))
+	defer cut()
+	read := make(chan struct{})
+	p.g.Go(func() {
+		defer close(read)
+		p.readLoop(readCtx)
+	})
+	if p.opts.Heartbeat > 0 {
+		p.g.Go(func() { _ = p.Heartbeat(readCtx, p.opts.Heartbeat) })
+	}
 	handled := make(chan struct{})
 	go func() {
 		defer close(handled)
@@ -156,6 +186,21 @@ func (p *Peer) Run(ctx context.Context) error {
 	case <-ctx.Done():
 		p.fail(fmt.Errorf("%w: %w", ErrClosed, context.Cause(ctx)), StatusGoingAway, "shutting down")
 	}
+	ct := time.NewTimer(closeWait)
+	defer ct.Stop()
+	select {
+	case <-read:
+		// coder/websocket's Close can outlast any cut: skipping the rest
+		// of a message it stopped reading (one too big) has no deadline.
+		// Such a close is left to end with the connection.
+		select {
+		case <-p.closed:
+		case <-ct.C:
+		}
+	case <-ct.C:
+		cut()
+	}
+	p.g.Wait()
 	t := time.NewTimer(p.opts.StallTimeout)
 	defer t.Stop()
 	select {
@@ -275,7 +320,7 @@ func (p *Peer) result(op string, res Msg, v any) error {
 // like a pong: the caller returns at once, and the write is bounded by
 // WriteTimeout and the link's life. An answer that still comes is dropped.
 func (p *Peer) cancel(id uint64) {
-	go func() { _ = p.Send(Msg{T: TypeCancel, ID: id}) }()
+	p.g.Go(func() { _ = p.Send(Msg{T: TypeCancel, ID: id}) })
 }
 
 // waitHandled waits until the handlers finished n items, or the link or
@@ -367,10 +412,12 @@ func (p *Peer) Heartbeat(ctx context.Context, every time.Duration) error {
 			// In the background: a ping stuck behind a slow write must not
 			// delay the check.
 			if p.pinging.CompareAndSwap(false, true) {
-				go func() {
+				if !p.g.Go(func() {
 					defer p.pinging.Store(false)
 					_ = p.Send(Msg{T: TypePing, ID: p.nextID.Add(1)})
-				}()
+				}) {
+					return p.Err() // the link is down, Run is done
+				}
 			}
 		case <-check.C:
 			silent := p.sinceRecv()
@@ -427,7 +474,7 @@ func (p *Peer) Ping(ctx context.Context) error {
 	// In the background, like Heartbeat's pings: a write stuck behind a
 	// slow one must not hide an answer; the write gives up with ctx (or
 	// after WriteTimeout once it started).
-	go func() { _ = p.write(ctx, Text, b) }()
+	p.g.Go(func() { _ = p.write(ctx, Text, b) })
 	select {
 	case <-ch:
 		return nil
@@ -454,7 +501,10 @@ func (p *Peer) fail(err error, code int, reason string) {
 	p.pending = nil
 	close(p.done)
 	p.mu.Unlock()
-	go func() { _ = p.conn.Close(code, reason) }()
+	go func() {
+		defer close(p.closed)
+		_ = p.conn.Close(code, reason)
+	}()
 }
 
 func (p *Peer) isDone() bool {
@@ -532,11 +582,24 @@ func (p *Peer) readLoop(ctx context.Context) {
 				p.mu.Unlock()
 			}
 			p.fail(err, code, reason)
+			p.drain(ctx)
 			return
 		}
 		p.touch()
 		p.heard()
 		if !p.dispatch(kind, b) {
+			p.drain(ctx)
+			return
+		}
+	}
+}
+
+// drain reads and drops what still comes once the link is down, until the
+// conn is closed: on a WebSocket the close handshake needs a reader, and
+// Run cuts a read that outlasts closeWait (ctx), which closes the conn.
+func (p *Peer) drain(ctx context.Context) {
+	for {
+		if _, _, err := p.conn.Read(ctx); err != nil {
 			return
 		}
 	}
@@ -578,10 +641,12 @@ func (p *Peer) dispatch(kind Kind, b []byte) bool {
 // pong at a time is enough: any message proves we are alive.
 func (p *Peer) pong(id uint64) {
 	if p.ponging.CompareAndSwap(false, true) {
-		go func() {
+		if !p.g.Go(func() {
 			defer p.ponging.Store(false)
 			_ = p.Send(Msg{T: TypePong, ID: id})
-		}()
+		}) {
+			p.ponging.Store(false)
+		}
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/events"
+	"github.com/corral-dev/corral/internal/lifetime"
 	"github.com/corral-dev/corral/internal/netguard"
 	"github.com/corral-dev/corral/internal/store"
 )
@@ -46,8 +47,30 @@ type Notifier struct {
 	// allowPrivate: targets may be local (Options.AllowPrivate).
 	allowPrivate bool
 
-	sending sync.WaitGroup
+	// sending counts the sends in flight (Handle); sendCtx bounds them and
+	// ends sendGrace after Run's context.
+	sending     sync.WaitGroup
+	sendCtx     context.Context
+	cancelSends context.CancelFunc
+
+	// followers are the users' buses followed (Watch), on goroutines of
+	// the notifier's while Run runs; those given before it are pending.
+	followers lifetime.Group
+	mu        sync.Mutex
+	serving   context.Context
+	pending   []follow
 }
+
+// follow is a user's bus to follow.
+type follow struct {
+	user string
+	bus  *events.Bus
+}
+
+// sendGrace is how long Run, at its end, lets the sends in flight finish
+// before it cuts them: a daemon stops within a couple of seconds, and the
+// notification stays in the log (the dashboard's bell) either way.
+const sendGrace = 500 * time.Millisecond
 
 // Options configure a Notifier.
 type Options struct {
@@ -136,6 +159,7 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Notifier, error) 
 		return nil, err
 	}
 	n := &Notifier{store: st, log: opts.Logger, client: opts.Client, subscriber: subscriber(opts.Subject), allowPrivate: opts.AllowPrivate}
+	n.sendCtx, n.cancelSends = context.WithCancel(context.Background())
 	priv, err := st.Get(ctx, keyVAPIDPrivate)
 	if errors.Is(err, store.ErrNotFound) {
 		p, pub, gerr := webpush.GenerateVAPIDKeys()
@@ -326,15 +350,56 @@ func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) {
 	n.sending.Add(1)
 	go func() {
 		defer n.sending.Done()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		// Not ctx: a follower that stops does not cut what it handed over
+		// (Run gives it sendGrace).
+		ctx, cancel := context.WithTimeout(n.sendCtx, 30*time.Second)
 		defer cancel()
 		n.push(ctx, user, m)
 		n.callWebhook(ctx, user, m)
 	}()
 }
 
-// Wait waits for notifications being sent (tests, shutdown).
+// Wait waits for notifications being sent (tests).
 func (n *Notifier) Wait() { n.sending.Wait() }
+
+// Run follows the users' buses given to Watch until ctx ends, then
+// returns once every follower has, and the notifications being sent have
+// been sent, or cut after sendGrace. Call it once.
+func (n *Notifier) Run(ctx context.Context) error {
+	n.mu.Lock()
+	if n.serving != nil {
+		n.mu.Unlock()
+		return errors.New("notify: Run called twice")
+	}
+	n.serving = ctx
+	pending := n.pending
+	n.pending = nil
+	for _, f := range pending {
+		n.followers.Go(func() { n.Follow(ctx, f.user, f.bus) })
+	}
+	n.mu.Unlock()
+	<-ctx.Done()
+	n.followers.Wait()
+	cut := time.AfterFunc(sendGrace, n.cancelSends)
+	defer cut.Stop()
+	n.sending.Wait()
+	n.cancelSends()
+	return nil
+}
+
+// Watch follows a user's bus (Follow) on a goroutine of the notifier's
+// while Run runs (from its start, if it has not started). It returns at
+// once: the hub calls it with its lock held (hub.Options.OnUser).
+func (n *Notifier) Watch(user string, bus *events.Bus) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.serving == nil {
+		n.pending = append(n.pending, follow{user, bus})
+		return
+	}
+	ctx := n.serving
+	n.followers.Go(func() { n.Follow(ctx, user, bus) })
+}
 
 func (n *Notifier) push(ctx context.Context, user string, m Message) {
 	subs, err := n.store.PushSubscriptions(ctx, user)
@@ -438,10 +503,10 @@ func isNtfy(raw string) bool {
 	return err == nil && (u.Host == "ntfy.sh" || strings.HasPrefix(u.Host, "ntfy."))
 }
 
-// Run handles the events of one user's bus from now on until ctx ends. A
-// subscription that fell behind resumes from the last event it handled, so
-// no notification is skipped.
-func (n *Notifier) Run(ctx context.Context, user string, bus *events.Bus) {
+// Follow handles the events of one user's bus from now on until ctx ends.
+// A subscription that fell behind resumes from the last event it handled,
+// so no notification is skipped.
+func (n *Notifier) Follow(ctx context.Context, user string, bus *events.Bus) {
 	last := bus.Seq()
 	for ctx.Err() == nil {
 		sub := bus.Subscribe(last)

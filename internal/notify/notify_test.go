@@ -242,7 +242,8 @@ func TestWebhookAndLog(t *testing.T) {
 	bus := events.New(events.Options{})
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { n.Run(rctx, "u", bus); close(done) }()
+	n.Watch("u", bus) // before Run: it follows from Run's start
+	go func() { n.Run(rctx); close(done) }()
 	// Only live moves into needs-input or review notify.
 	waitSubscribed(t, bus)
 	bus.Update(api.Session{ID: "s1", Name: "app", Status: api.StatusBusy}, api.StatusIdle, false)

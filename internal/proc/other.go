@@ -35,6 +35,13 @@ func ClaudeAncestor(int, int) (Proc, bool)                    { return Proc{}, f
 func Children(int) ([]int, error)                             { return nil, errors.ErrUnsupported }
 func Descendants(int) ([]int, error)                          { return nil, errors.ErrUnsupported }
 func WatchExit(context.Context, int) (<-chan struct{}, error) { return nil, errors.ErrUnsupported }
+func OpenExit(int) (*Exit, error)                             { return nil, errors.ErrUnsupported }
 func ListeningTCPPorts(int) ([]int, error)                    { return nil, errors.ErrUnsupported }
 func HasListeningTCP(int) (bool, error)                       { return false, errors.ErrUnsupported }
 func Getenv(int, string) (string, bool, error)                { return "", false, errors.ErrUnsupported }
+
+// Exit is a watch of a process's exit (watch.go); OpenExit makes none here.
+type Exit struct{}
+
+// Wait reports false: nothing is watched.
+func (*Exit) Wait(context.Context) bool { return false }

@@ -28,25 +28,62 @@ const fallbackInterval = 10 * time.Second
 // (comparing start times, so a reused pid still reads as an exit).
 //
 // Cancelling ctx stops the watch and releases the descriptor; the channel
-// is then never closed, so callers select on ctx.Done() as well.
+// is then never closed, so callers select on ctx.Done() as well. The
+// watch's goroutine is WatchExit's own: an owner that waits for its
+// goroutines uses OpenExit and waits on its own goroutine instead.
 func WatchExit(ctx context.Context, pid int) (<-chan struct{}, error) {
 	return watchExit(ctx, pid, true, fallbackInterval)
 }
 
 func watchExit(ctx context.Context, pid int, usePidfd bool, interval time.Duration) (<-chan struct{}, error) {
+	e, err := openExit(pid, usePidfd, interval)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	if e.gone {
+		close(done)
+		return done, nil
+	}
+	go func() {
+		if e.Wait(ctx) {
+			close(done)
+		}
+	}()
+	return done, nil
+}
+
+// Exit is an open watch of one process's exit (OpenExit), which Wait waits
+// on. It holds a pidfd until Wait returns.
+type Exit struct {
+	pid      int
+	f        *os.File // the pidfd; nil when polling
+	start    uint64   // the start time, when polling
+	gone     bool     // already exited when opened
+	interval time.Duration
+}
+
+// OpenExit opens a watch of process pid's exit (see WatchExit): a pidfd, or
+// without pidfd support the process's start time to poll. A pid that does
+// not exist gives a watch that has already seen the exit.
+func OpenExit(pid int) (*Exit, error) {
+	return openExit(pid, true, fallbackInterval)
+}
+
+func openExit(pid int, usePidfd bool, interval time.Duration) (*Exit, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("proc: invalid pid %d", pid)
 	}
-	done := make(chan struct{})
+	e := &Exit{pid: pid, interval: interval}
 	if usePidfd {
 		f, err := openPidfd(pid)
 		switch {
 		case err == nil:
-			go waitPidfd(ctx, f, pid, interval, done)
-			return done, nil
+			e.f = f
+			return e, nil
 		case errors.Is(err, unix.ESRCH):
-			close(done)
-			return done, nil
+			e.gone = true
+			return e, nil
 		case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM):
 			// No pidfd here: poll below.
 		default:
@@ -55,14 +92,26 @@ func watchExit(ctx context.Context, pid int, usePidfd bool, interval time.Durati
 	}
 	st, err := readStat(pid)
 	if errors.Is(err, ErrNoProcess) || (err == nil && st.state == "Z") {
-		close(done)
-		return done, nil
+		e.gone = true
+		return e, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	go pollExit(ctx, pid, st.startTime, interval, done)
-	return done, nil
+	e.start = st.startTime
+	return e, nil
+}
+
+// Wait blocks until the process exits (true) or ctx ends (false), on the
+// caller's goroutine, and releases the descriptor. Call it once.
+func (e *Exit) Wait(ctx context.Context) bool {
+	switch {
+	case e.gone:
+		return true
+	case e.f != nil:
+		return waitPidfd(ctx, e.f, e.pid, e.interval)
+	}
+	return pollExit(ctx, e.pid, e.start, e.interval)
 }
 
 // openPidfd opens a non-blocking pidfd; os.NewFile then registers a
@@ -79,7 +128,7 @@ func openPidfd(pid int) (*os.File, error) {
 	return os.NewFile(uintptr(fd), "pidfd:"+strconv.Itoa(pid)), nil
 }
 
-func waitPidfd(ctx context.Context, f *os.File, pid int, interval time.Duration, done chan struct{}) {
+func waitPidfd(ctx context.Context, f *os.File, pid int, interval time.Duration) bool {
 	defer f.Close()
 	// A deadline in the past wakes the parked Read below.
 	stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Now()) })
@@ -97,18 +146,17 @@ func waitPidfd(ctx context.Context, f *os.File, pid int, interval time.Duration,
 	}
 	switch {
 	case exited:
-		close(done)
+		return true
 	case ctx.Err() != nil:
-	default:
-		// The descriptor could not be polled (should not happen on a
-		// kernel with pidfd); keep the promise by polling instead.
-		st, serr := readStat(pid)
-		if serr != nil || st.state == "Z" {
-			close(done)
-			return
-		}
-		pollExit(ctx, pid, st.startTime, interval, done)
+		return false
 	}
+	// The descriptor could not be polled (should not happen on a kernel
+	// with pidfd); keep the promise by polling instead.
+	st, serr := readStat(pid)
+	if serr != nil || st.state == "Z" {
+		return true
+	}
+	return pollExit(ctx, pid, st.startTime, interval)
 }
 
 func pidfdReadable(fd int) bool {
@@ -123,20 +171,20 @@ func pidfdReadable(fd int) bool {
 }
 
 // pollExit is the fallback: the process is gone when its stat vanishes,
-// turns zombie, or shows another start time (the pid was reused).
-func pollExit(ctx context.Context, pid int, start uint64, interval time.Duration, done chan struct{}) {
+// turns zombie, or shows another start time (the pid was reused). It
+// reports whether it saw the exit before ctx ended.
+func pollExit(ctx context.Context, pid int, start uint64, interval time.Duration) bool {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-t.C:
 		}
 		st, err := readStat(pid)
 		if err != nil || st.state == "Z" || st.startTime != start {
-			close(done)
-			return
+			return true
 		}
 	}
 }

@@ -111,7 +111,11 @@ func TestPollExitPidReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	go pollExit(t.Context(), p.PID, p.StartTime+1, 10*time.Millisecond, done)
+	go func() {
+		if pollExit(t.Context(), p.PID, p.StartTime+1, 10*time.Millisecond) {
+			close(done)
+		}
+	}()
 	waitClosed(t, done, "reused pid")
 }
 

@@ -112,13 +112,16 @@ func (r *Registry) CloseSession(session string) {
 	}
 }
 
-// Close closes everything.
+// Close closes everything, all streams at once (each waits for its attach
+// command to exit), and returns once they are closed.
 func (r *Registry) Close() {
 	r.mu.Lock()
 	all := r.streams
 	r.streams = map[string]entry{}
 	r.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, e := range all {
-		e.s.Close()
+		wg.Go(func() { e.s.Close() })
 	}
+	wg.Wait()
 }

@@ -150,6 +150,10 @@ type Stream struct {
 	// stream that replaces this one); later calls wait for it.
 	closeOnce sync.Once
 	closeErr  error
+	// wg counts the pump and the goroutines it starts (a first-output
+	// check, a wake-up, the close of replaced streams): Close waits for
+	// them. Only Start and the pump, while it is counted, Add.
+	wg sync.WaitGroup
 }
 
 // Options start a stream.
@@ -218,7 +222,11 @@ func Start(opts Options) (*Stream, error) {
 		s.lagged, s.skipped, s.lfRun = false, false, 0
 		s.prefillEnd = s.end
 	}
-	go s.pump()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.pump()
+	}()
 	return s, nil
 }
 
@@ -333,7 +341,9 @@ func (s *Stream) pump() {
 			// The attach has drawn its first screen. Scrolled may take a
 			// while (it waits for the window to take this terminal's
 			// size): the output goes on meanwhile.
+			s.wg.Add(1)
 			go func(scrolled func() bool) {
+				defer s.wg.Done()
 				if scrolled() {
 					s.mu.Lock()
 					s.lagged = true
@@ -361,7 +371,11 @@ func (s *Stream) pump() {
 // attached (or will never be).
 func (s *Stream) closeReplaced() {
 	for _, old := range s.replaces {
-		go old.Close()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			old.Close()
+		}()
 	}
 	s.replaces = nil
 }
@@ -427,7 +441,11 @@ func (s *Stream) checkFlood(n int) {
 		return
 	}
 	s.suspends++
-	go s.sleep(s.activity, mark)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.sleep(s.activity, mark)
+	}()
 }
 
 // sleep wakes the suspended client once the flood is over, or after
@@ -588,9 +606,11 @@ func (s *Stream) idleFor(now time.Time) time.Duration {
 	return now.Sub(s.idleSince)
 }
 
-// Close ends the stream: the attach command gets a hangup and exits.
+// Close ends the stream: the attach command gets a hangup and exits. It
+// returns once the stream's goroutines have.
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() {
+		defer s.wg.Wait()
 		s.mu.Lock()
 		s.closeLocked(nil)
 		s.mu.Unlock()

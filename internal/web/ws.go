@@ -164,8 +164,17 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 		return t
 	}
 
-	// Input: keystrokes, resizes and pings from the browser.
+	// Input: keystrokes, resizes and pings from the browser, on a
+	// goroutine of this handler's that it waits for: cancel and the close
+	// end its read.
+	input := make(chan struct{})
+	defer func() {
+		cancel()
+		c.CloseNow()
+		<-input
+	}()
 	go func() {
+		defer close(input)
 		defer cancel()
 		for {
 			typ, b, err := c.Read(ctx)

@@ -46,8 +46,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/corral-dev/corral/bench/hub/internal/hubbench"
 	"github.com/corral-dev/corral/bench/internal/benchutil"
+	"github.com/corral-dev/corral/bench/internal/hubbench"
 	"github.com/corral-dev/corral/internal/agentlink"
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/client"

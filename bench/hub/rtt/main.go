@@ -38,8 +38,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/corral-dev/corral/bench/hub/internal/hubbench"
 	"github.com/corral-dev/corral/bench/internal/benchutil"
+	"github.com/corral-dev/corral/bench/internal/hubbench"
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/client"
 )

@@ -32,6 +32,9 @@ type Proc struct {
 // PID of the process.
 func (p *Proc) PID() int { return p.Cmd.Process.Pid }
 
+// Done is closed once the process has exited and been reaped.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
 // Exited reports whether the process has ended.
 func (p *Proc) Exited() bool {
 	select {
