@@ -49,6 +49,9 @@ type Config struct {
 	// ClaudeBin and TmuxBin name the programs (default: found in PATH).
 	ClaudeBin string
 	TmuxBin   string
+	// GitBin is the git that reads sessions' repositories (default: found
+	// in Env's PATH).
+	GitBin string
 	// CorralBin is the binary Claude runs for hooks (default: this one).
 	CorralBin string
 	// Env is the environment sessions start with (default os.Environ()).
@@ -109,6 +112,8 @@ type Agent struct {
 
 	// mux is the table of the operations the agent answers (backend.go).
 	mux *backend.Mux
+	// git reads sessions' repositories (git.go).
+	git *gitState
 
 	// g owns every goroutine the agent starts: its loops, the hook
 	// connections, the exit watches, the timers of rechecks and wakes.
@@ -184,6 +189,7 @@ func New(cfg Config) (*Agent, error) {
 		deletes:   map[string]bool{},
 		reserved:  map[string]bool{},
 		warns:     rate.NewLimiter(rate.Every(time.Second), 10),
+		git:       newGitState(cfg.GitBin, cfg.Env),
 		ready:     make(chan struct{}),
 	}
 	a.mux = a.newMux()
@@ -302,6 +308,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	})
 	a.goLoop("reconcile", a.reconcileLoop)
 	a.goLoop("persist", a.persistLoop)
+	a.goLoop("git", a.gitLoop)
 	a.goLoop("streams", func() {
 		t := time.NewTicker(10 * time.Second)
 		defer t.Stop()

@@ -20,7 +20,7 @@ func (a *Agent) newMux() *backend.Mux {
 	backend.Handle(m, api.OpCreate, a.Create)
 	backend.Handle(m, api.OpDirs, a.ListDir)
 	backend.Handle(m, api.OpResumable, a.Resumable)
-	backend.HandleNone(m, api.OpKill, a.Kill)
+	backend.HandleNone(m, api.OpKill, a.KillWith)
 	backend.Handle(m, api.OpRename, a.Rename)
 	backend.HandleNone(m, api.OpInput, a.SendText)
 	backend.Handle(m, api.OpAnswer, a.Answer)
@@ -31,6 +31,8 @@ func (a *Agent) newMux() *backend.Mux {
 	backend.HandleNone(m, api.OpViewed, a.Viewed)
 	backend.Handle(m, api.OpDownload, a.Download)
 	backend.Handle(m, api.OpTimeline, a.Timeline)
+	backend.Handle(m, api.OpGitStatus, a.GitStatus)
+	backend.Handle(m, api.OpGitDiff, a.GitDiff)
 	return m
 }
 

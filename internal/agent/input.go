@@ -112,7 +112,7 @@ func (a *Agent) SendText(ctx context.Context, req api.InputRequest) error {
 		if req.Text != "" && v.draft == "" {
 			return api.Errorf(api.CodeScreenUnclear, "the text did not arrive in Claude's input box, so corral did not press Enter; look at the terminal")
 		}
-		if err := a.keys(ctx, id, "Enter"); err != nil {
+		if err := a.submit(ctx, id, v.draft); err != nil {
 			return err
 		}
 	}
@@ -160,6 +160,47 @@ func (a *Agent) lookSettled(ctx context.Context, id string) (screenView, error) 
 			return v, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// Submitting: Claude drops a key that arrives while it redraws (after a
+// turn's end, a paste), and then the prompt waits in the box. Enter is
+// pressed again, up to submitTries times, only while the box still holds
+// the very text corral typed and no dialog is open; Enter on an empty box
+// does nothing, so a first Enter that did arrive is not doubled.
+const (
+	submitTries = 3
+	submitWait  = 1500 * time.Millisecond
+)
+
+// submit presses Enter and checks that Claude took the prompt.
+func (a *Agent) submit(ctx context.Context, id, draft string) error {
+	for try := 1; ; try++ {
+		if err := a.keys(ctx, id, "Enter"); err != nil {
+			return err
+		}
+		deadline := time.Now().Add(submitWait)
+		for {
+			v, err := a.look(ctx, id)
+			if err != nil {
+				return err
+			}
+			if v.dialog != nil || !v.input || v.draft != draft || v.busy {
+				return nil // taken (or something else now owns the screen)
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		if try == submitTries {
+			return api.Errorf(api.CodeScreenUnclear, "Claude did not take the prompt after %d presses of Enter; it waits in the input box", submitTries)
+		}
+		a.log.Debug("Enter was not taken; pressing it again", "session", id, "try", try)
 	}
 }
 

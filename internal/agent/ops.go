@@ -124,13 +124,27 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 				"claude not found (%v): install Claude Code with `npm install -g @anthropic-ai/claude-code`", err)
 		}
 	}
+	var wt *api.SessionWorktree
+	if req.Worktree != nil {
+		if req.Resume != "" {
+			// Claude keeps a conversation by its folder: a new one has none.
+			return api.Session{}, api.Errorf(api.CodeBadRequest, "a session in a new worktree cannot resume a conversation")
+		}
+		if wt, err = a.makeWorktree(ctx, dir, req.Worktree); err != nil {
+			return api.Session{}, err
+		}
+		dir = wt.Path
+		if name == "" {
+			name = sanitizeName(wt.Branch)
+		}
+	}
 	if name == "" {
 		name = sanitizeName(filepath.Base(dir))
 	}
 
 	s := &session{
 		id: newID(), dir: dir, kind: kind, args: req.Args,
-		created: now(), watching: map[int]bool{},
+		created: now(), watching: map[int]bool{}, worktree: wt,
 	}
 	// The name is reserved until the session is in the table (or failed),
 	// so two concurrent creates never get the same one.
@@ -157,12 +171,18 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 	err = a.store.PutSession(ctx, s.record())
 	a.storeMu.Unlock()
 	if err != nil {
+		if wt != nil {
+			a.undoWorktree(wt)
+		}
 		return api.Session{}, fmt.Errorf("save session: %w", err)
 	}
 	if err := a.launch(ctx, s, req.Resume, req.Cols, req.Rows); err != nil {
 		a.storeMu.Lock()
 		a.dropRecord(context.Background(), s.id)
 		a.storeMu.Unlock()
+		if wt != nil {
+			a.undoWorktree(wt)
+		}
 		return api.Session{}, err
 	}
 	a.mu.Lock()
@@ -173,6 +193,7 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 	if kind == api.KindClaude {
 		a.watchStartup(s.id)
 	}
+	a.gitKick(dir)
 	a.log.Info("session created", "id", s.id, "name", s.name, "dir", dir, "kind", kind)
 	return out, nil
 }
@@ -367,7 +388,31 @@ func (a *Agent) uniqueNameLocked(name string) string {
 
 // Kill ends a session: its pane and everything in it.
 func (a *Agent) Kill(ctx context.Context, req api.SessionRef) error {
+	return a.KillWith(ctx, api.KillRequest{SessionRef: req})
+}
+
+// KillWith ends a session and, with RemoveWorktree, removes the worktree
+// corral made for it (git.go): refused, with nothing done, when the
+// worktree has changes that would be lost (unless Force).
+func (a *Agent) KillWith(ctx context.Context, req api.KillRequest) error {
 	id := req.ID
+	var wt *api.SessionWorktree
+	if req.RemoveWorktree {
+		var err error
+		if wt, err = a.checkRemoveWorktree(ctx, id, req.Force); err != nil {
+			return err
+		}
+	}
+	if err := a.kill(ctx, id); err != nil {
+		return err
+	}
+	if wt != nil {
+		return a.removeWorktree(wt, req.Force)
+	}
+	return nil
+}
+
+func (a *Agent) kill(ctx context.Context, id string) error {
 	a.storeMu.Lock()
 	defer a.storeMu.Unlock()
 	a.mu.Lock()

@@ -49,6 +49,11 @@ type session struct {
 	// lost: its pane died with the tmux server and could not be started
 	// again yet.
 	lost bool
+
+	// git is its folder's repository at a glance (git.go); worktree the
+	// worktree corral made for it.
+	git      *api.GitSummary
+	worktree *api.SessionWorktree
 }
 
 // transcriptReader follows one transcript file. Its fields are guarded by
@@ -113,6 +118,8 @@ func (s *session) toAPI() api.Session {
 		Args:            s.args,
 		CreatedAt:       s.created,
 		UpdatedAt:       s.updated,
+		Git:             s.git,
+		Worktree:        s.worktree,
 	}
 	for _, sa := range s.st.Subagents {
 		out.Subagents = append(out.Subagents, api.Subagent{Description: sa.Description, Type: sa.Type, Background: sa.Background})
@@ -134,10 +141,12 @@ type persisted struct {
 	ClaudePID   int        `json:"claude_pid,omitempty"`
 	ClaudeStart uint64     `json:"claude_start,omitempty"`
 	Ext         *extTarget `json:"ext,omitempty"`
+	// Worktree is the worktree corral made for the session.
+	Worktree *api.SessionWorktree `json:"worktree,omitempty"`
 }
 
 func (s *session) record() store.Session {
-	p := persisted{State: s.st, Usage: s.usage}
+	p := persisted{State: s.st, Usage: s.usage, Worktree: s.worktree}
 	if s.kind == api.KindExternal {
 		p.ClaudePID, p.ClaudeStart, p.Ext = s.claudePID, s.claudeStart, s.ext
 	}
@@ -156,7 +165,7 @@ func fromRecord(r store.Session) *session {
 	}
 	var p persisted
 	if err := json.Unmarshal(r.State, &p); err == nil {
-		s.st, s.usage = p.State, p.Usage
+		s.st, s.usage, s.worktree = p.State, p.Usage, p.Worktree
 		if s.kind == api.KindExternal {
 			s.claudePID, s.claudeStart, s.ext = p.ClaudePID, p.ClaudeStart, p.Ext
 		}

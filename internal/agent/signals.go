@@ -158,6 +158,7 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 	a.mu.Unlock()
 	if ok {
 		a.readTranscript(id)
+		a.gitHook(id, p)
 	}
 }
 

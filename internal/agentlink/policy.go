@@ -87,6 +87,8 @@ func (p Policy) check(ctx context.Context, ag sessionDirs, op string, req any) e
 			return err
 		}
 		a.Dir = dir
+		// A new worktree (a.Worktree) goes inside Dir's repository, and
+		// the agent refuses one whose repository reaches out of its roots.
 		return p.claudeArgs(a.Args, dir)
 	case api.OpRun.Name:
 		if !p.AllowRun {
@@ -112,11 +114,23 @@ func (p Policy) check(ctx context.Context, ag sessionDirs, op string, req any) e
 			return nil // the agent's not_found
 		}
 		return p.within(dir, "download into")
+	case api.OpGitStatus.Name, api.OpGitDiff.Name:
+		// Reading the repository of a session the hub already sees, as
+		// its terminal and timeline show it; the agent also refuses a
+		// repository that reaches outside its roots (internal/gitrepo).
+		a := req.(api.SessionRequest)
+		dir, ok := ag.sessionDir(ctx, a.SessionID())
+		if !ok {
+			return nil // the agent's not_found
+		}
+		return p.within(dir, "read the git repository of")
 	case api.OpKill.Name, api.OpRename.Name, api.OpInput.Name, api.OpKeys.Name, api.OpAnswer.Name, api.OpRestart.Name,
 		api.OpViewed.Name, api.OpCapture.Name, api.OpTimeline.Name,
 		api.OpTermOpen.Name, api.OpTermClose.Name, api.OpTermResize.Name:
 		// What a person does in the dashboard, on sessions the hub
-		// already sees.
+		// already sees. Kill's remove_worktree removes only the worktree
+		// corral made for that session, and keeps one with changes unless
+		// the person forces it, as they chose.
 		return nil
 	}
 	// Deny by default: an op this list does not name has not been

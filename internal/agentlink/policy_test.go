@@ -92,6 +92,16 @@ func TestPolicy(t *testing.T) {
 	allowed("a download into a session inside", check(api.OpDownload.Name, &api.DownloadRequest{SessionRef: api.SessionRef{ID: "in"}}))
 	allowed("a download into no session (the agent says not_found)", check(api.OpDownload.Name, &api.DownloadRequest{SessionRef: api.SessionRef{ID: "nosuch"}}))
 
+	// Git: the repository of a session inside the roots.
+	denied("git status of a session outside", check(api.OpGitStatus.Name, &api.SessionRef{ID: "out"}), "--root")
+	denied("git diff of a session outside", check(api.OpGitDiff.Name, &api.GitDiffRequest{SessionRef: api.SessionRef{ID: "out"}}), "--root")
+	allowed("git status of a session inside", check(api.OpGitStatus.Name, &api.SessionRef{ID: "in"}))
+	allowed("git diff of a session inside", check(api.OpGitDiff.Name, &api.GitDiffRequest{SessionRef: api.SessionRef{ID: "in"}, Staged: true}))
+	allowed("git status of no session (the agent says not_found)", check(api.OpGitStatus.Name, &api.SessionRef{ID: "nosuch"}))
+	allowed("kill, removing the worktree", check(api.OpKill.Name, &api.KillRequest{SessionRef: api.SessionRef{ID: "in"}, RemoveWorktree: true, Force: true}))
+	allowed("a session in a new worktree, inside", check(api.OpCreate.Name, &api.CreateRequest{Dir: filepath.Join(root, "app"), Worktree: &api.NewWorktree{Branch: "x"}}))
+	denied("a session in a new worktree, outside", check(api.OpCreate.Name, &api.CreateRequest{Dir: out, Worktree: &api.NewWorktree{Branch: "x"}}), "--root")
+
 	// Run and claude arguments: off unless allowed.
 	denied("run", check(api.OpRun.Name, &api.RunRequest{SessionRef: api.SessionRef{ID: "in"}}), "--allow-run")
 	denied("claude args", check(api.OpCreate.Name, &api.CreateRequest{Dir: root, Args: []string{"--model", "x"}}), "--allow-claude-args")

@@ -50,6 +50,13 @@ const (
 	CodeScreenUnclear = "screen_unclear"
 	// CodeConversationRunning: a live session runs that conversation.
 	CodeConversationRunning = "conversation_running"
+
+	// Git (409).
+	// CodeNotARepository: the session's folder is not in a git repository.
+	CodeNotARepository = "not_a_repository"
+	// CodeWorktreeDirty: the worktree to remove has uncommitted changes or
+	// untracked files (the message names them); nothing was done.
+	CodeWorktreeDirty = "worktree_dirty"
 )
 
 // Sentinels for errors.Is.
@@ -68,6 +75,8 @@ var (
 	ErrDraftPresent        = &Error{Code: CodeDraftPresent}
 	ErrScreenUnclear       = &Error{Code: CodeScreenUnclear}
 	ErrConversationRunning = &Error{Code: CodeConversationRunning}
+	ErrNotARepository      = &Error{Code: CodeNotARepository}
+	ErrWorktreeDirty       = &Error{Code: CodeWorktreeDirty}
 )
 
 // Errorf makes an *Error with a code.
@@ -82,7 +91,8 @@ func HTTPStatus(code string) int {
 		return http.StatusNotFound
 	case CodeBadRequest:
 		return http.StatusBadRequest
-	case CodeConflict, CodeDialogOpen, CodeStaleDialog, CodeDraftPresent, CodeScreenUnclear, CodeConversationRunning:
+	case CodeConflict, CodeDialogOpen, CodeStaleDialog, CodeDraftPresent, CodeScreenUnclear, CodeConversationRunning,
+		CodeNotARepository, CodeWorktreeDirty:
 		return http.StatusConflict
 	case CodeUnavailable:
 		return http.StatusServiceUnavailable

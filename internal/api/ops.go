@@ -128,8 +128,10 @@ var (
 	OpResumable = Op[ResumableRequest, []Resumable]{OpInfo{Name: "resumable", Method: "GET", Path: "/api/v1/resumable", Scope: ScopeDevice,
 		Doc: "list the Claude conversations of a directory that can be resumed"}}
 
-	OpKill = Op[SessionRef, Empty]{OpInfo{Name: "kill", Method: "DELETE", Path: "/api/v1/sessions/{id}", Scope: ScopeSession,
-		Doc: "end a session"}}
+	OpKill = Op[KillRequest, Empty]{OpInfo{Name: "kill", Method: "DELETE", Path: "/api/v1/sessions/{id}", Scope: ScopeSession,
+		// Removing a big worktree takes a while.
+		Timeout: 2 * time.Minute,
+		Doc:     "end a session (and remove the worktree corral made for it, if asked)"}}
 	OpRename = Op[RenameRequest, Session]{OpInfo{Name: "rename", Method: "PATCH", Path: "/api/v1/sessions/{id}", Scope: ScopeSession,
 		Doc: "rename a session"}}
 	OpInput = Op[InputRequest, Empty]{OpInfo{Name: "input", Method: "POST", Path: "/api/v1/sessions/{id}/input", Scope: ScopeSession,
@@ -154,6 +156,11 @@ var (
 	OpTimeline = Op[SessionRef, Timeline]{OpInfo{Name: "timeline", Method: "GET", Path: "/api/v1/sessions/{id}/timeline", Scope: ScopeSession,
 		Doc: "the readable conversation: the transcript's last items"}}
 
+	OpGitStatus = Op[SessionRef, GitStatus]{OpInfo{Name: "git_status", Method: "GET", Path: "/api/v1/sessions/{id}/git", Scope: ScopeSession,
+		Doc: "the git status of a session's folder: branch, and every changed file with its line counts"}}
+	OpGitDiff = Op[GitDiffRequest, GitDiff]{OpInfo{Name: "git_diff", Method: "GET", Path: "/api/v1/sessions/{id}/git/diff", Scope: ScopeSession,
+		Doc: "the diff of a session's folder (unstaged or staged, or one file), as unified diff text"}}
+
 	OpTermOpen = Op[TermOpenRequest, TermOpenResult]{OpInfo{Name: "term_open", Scope: ScopeLink,
 		Doc: "attach a terminal stream to a session"}}
 	OpTermClose = Op[TermCloseRequest, Empty]{OpInfo{Name: "term_close", Scope: ScopeLink,
@@ -170,6 +177,7 @@ func Ops() []OpInfo {
 	all := []Operation{
 		OpVersion, OpSessions, OpCreate, OpSession, OpRename, OpKill,
 		OpInput, OpAnswer, OpRestart, OpKeys, OpCapture, OpRun, OpViewed, OpDownload, OpTimeline,
+		OpGitStatus, OpGitDiff,
 		OpDevices, OpDirs, OpResumable,
 		OpTermOpen, OpTermClose, OpTermResize,
 	}

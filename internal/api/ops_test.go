@@ -69,12 +69,12 @@ func TestOps(t *testing.T) {
 	}
 	// What Ops lists is what the package declares.
 	for _, n := range []string{"create", "kill", "rename", "input", "keys", "viewed", "capture", "run", "dirs", "resumable",
-		"timeline", "download", "term_open", "term_close", "term_resize", "answer", "restart", "version", "sessions", "session", "devices"} {
+		"timeline", "download", "git_status", "git_diff", "term_open", "term_close", "term_resize", "answer", "restart", "version", "sessions", "session", "devices"} {
 		if !names[n] {
 			t.Errorf("op %q is not in Ops", n)
 		}
 	}
-	if len(names) != 21 {
+	if len(names) != 23 {
 		t.Errorf("%d ops; a new one needs its line above", len(names))
 	}
 }
@@ -100,7 +100,7 @@ func TestText(t *testing.T) {
 	if err != nil || path != "/api/v1/dirs?path=%2Fx+y" {
 		t.Errorf("dirs target %q %v", path, err)
 	}
-	if _, err := api.OpKill.Info().Target(api.SessionRef{}); !errors.Is(err, api.ErrBadRequest) {
+	if _, err := api.OpKill.Info().Target(api.KillRequest{}); !errors.Is(err, api.ErrBadRequest) {
 		t.Errorf("a path without its id: %v", err)
 	}
 	path, _ = api.OpInput.Info().Target(api.InputRequest{SessionRef: api.SessionRef{ID: "s1"}, Text: "x"})
@@ -124,8 +124,8 @@ func TestText(t *testing.T) {
 	if err := api.DecodeText(url.Values{"argv": {"ls"}}, &run); !errors.Is(err, api.ErrBadRequest) {
 		t.Errorf("a list as text: %v", err)
 	}
-	if api.OpKill.Info().BodyFields() || api.OpViewed.Info().BodyFields() || !api.OpRename.Info().BodyFields() || api.OpSessions.Info().BodyFields() {
-		t.Errorf("BodyFields: only the path's id is no body")
+	if !api.OpKill.Info().BodyFields() || api.OpViewed.Info().BodyFields() || !api.OpRename.Info().BodyFields() || api.OpSessions.Info().BodyFields() {
+		t.Errorf("BodyFields: only the path's id is no body (kill has options)")
 	}
 }
 
@@ -160,6 +160,9 @@ func TestLinkWire(t *testing.T) {
 		{api.CaptureRequest{SessionRef: api.SessionRef{ID: "s"}, History: 10}, `{"id":"s","history":10}`},
 		{api.RunRequest{SessionRef: api.SessionRef{ID: "s"}, Argv: []string{"ls"}, TimeoutMS: 5}, `{"id":"s","argv":["ls"],"timeout_ms":5}`},
 		{api.DirsRequest{Path: "/"}, `{"path":"/"}`},
+		{api.KillRequest{SessionRef: api.SessionRef{ID: "s"}}, `{"id":"s"}`},
+		{api.KillRequest{SessionRef: api.SessionRef{ID: "s"}, RemoveWorktree: true, Force: true}, `{"id":"s","remove_worktree":true,"force":true}`},
+		{api.GitDiffRequest{SessionRef: api.SessionRef{ID: "s"}, Staged: true, Path: "a b"}, `{"id":"s","staged":true,"path":"a b"}`},
 		{api.ResumableRequest{Dir: "/d"}, `{"dir":"/d"}`},
 		{api.DownloadRequest{SessionRef: api.SessionRef{ID: "s"}, URL: "s3://b/k", Path: "f", Overwrite: true, MaxBytes: 9},
 			`{"id":"s","url":"s3://b/k","path":"f","overwrite":true,"max_bytes":9}`},

@@ -30,6 +30,9 @@ type TimelineItem struct {
 	// Status is the HTTP status of an API error.
 	Status int       `json:"status,omitempty"`
 	Tool   *ToolCall `json:"tool,omitempty"`
+	// Files are, on a prompt, the files its turn changed through Claude's
+	// editing tools (api/git.go, TurnFile), in the order first changed.
+	Files []TurnFile `json:"files,omitempty"`
 }
 
 // ToolCall is a tool call and, once it arrived, its result.

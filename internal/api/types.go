@@ -238,6 +238,10 @@ type Session struct {
 	// Offline: the session's device is not connected to the hub; this is
 	// its last known state.
 	Offline bool `json:"offline,omitempty"`
+	// Git is the session's repository at a glance (api/git.go), absent
+	// outside one; Worktree the worktree corral made for it, if it did.
+	Git      *GitSummary      `json:"git,omitempty"`
+	Worktree *SessionWorktree `json:"worktree,omitempty"`
 }
 
 // CreateRequest asks for a new session.
@@ -251,6 +255,9 @@ type CreateRequest struct {
 	Args   []string `json:"args,omitempty"`   // extra claude arguments
 	Cols   int      `json:"cols,omitempty"`
 	Rows   int      `json:"rows,omitempty"`
+	// Worktree starts the session in a new git worktree of Dir's
+	// repository, on a new branch (docs/git.md).
+	Worktree *NewWorktree `json:"worktree,omitempty"`
 }
 
 // RenameRequest renames a session.

@@ -42,6 +42,9 @@ type TimelineBuilder struct {
 	// Ids can repeat (fake APIs reuse them), so an answer goes to the
 	// latest call with that id.
 	open map[string]int
+	// turn is the index+1 of the current turn's prompt item, 0 before
+	// the first (turnfiles.go).
+	turn int
 }
 
 // Timeline builds the whole timeline of a list of entries.
@@ -85,6 +88,11 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 		}
 		c := e.Message.Content
 		hadResult := false
+		// toolUseResult is a result's only when the entry has one.
+		var result json.RawMessage
+		if countResults(c.Blocks) == 1 {
+			result = e.ToolUseResult
+		}
 		for _, blk := range c.Blocks {
 			if blk.Type != BlockToolResult {
 				continue
@@ -92,6 +100,9 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 			hadResult = true
 			if it, ok := b.answer(blk); ok {
 				changed = append(changed, it)
+				if p, ok := b.turnChanged(it.Tool, result); ok {
+					changed = append(changed, p)
+				}
 			}
 		}
 		if hadResult {
@@ -104,6 +115,7 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 			add(TimelineItem{Kind: KindInterrupt, Text: t})
 		case isPrompt(e, text):
 			add(TimelineItem{Kind: KindPrompt, Text: text})
+			b.turn = len(b.items)
 		default:
 			if cmd, ok := slashCommand(text); ok && !e.IsMeta {
 				add(TimelineItem{Kind: KindCommand, Text: cmd})

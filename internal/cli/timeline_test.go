@@ -100,7 +100,7 @@ func TestEveryOpHasACommand(t *testing.T) {
 		"create": "new", "dirs": "dirs", "resumable": "resumable",
 		"kill": "kill", "rename": "rename", "input": "send", "answer": "answer", "restart": "restart",
 		"keys": "keys", "capture": "capture", "run": "run", "viewed": "viewed", "download": "download",
-		"timeline": "timeline",
+		"timeline": "timeline", "git_status": "git", "git_diff": "git",
 	}
 	root := newRoot(&env{getenv: func(string) string { return "" }})
 	for _, op := range api.Ops() {

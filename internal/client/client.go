@@ -250,8 +250,23 @@ func (c *Client) Create(ctx context.Context, req api.CreateRequest) (api.Session
 
 // Kill ends a session.
 func (c *Client) Kill(ctx context.Context, id string) error {
-	_, err := Do(ctx, c, api.OpKill, ref(id))
+	return c.KillWith(ctx, api.KillRequest{SessionRef: ref(id)})
+}
+
+// KillWith ends a session with options (removing its worktree).
+func (c *Client) KillWith(ctx context.Context, req api.KillRequest) error {
+	_, err := Do(ctx, c, api.OpKill, req)
 	return err
+}
+
+// GitStatus is the git status of a session's folder.
+func (c *Client) GitStatus(ctx context.Context, id string) (api.GitStatus, error) {
+	return Do(ctx, c, api.OpGitStatus, ref(id))
+}
+
+// GitDiff is the diff of a session's folder.
+func (c *Client) GitDiff(ctx context.Context, req api.GitDiffRequest) (api.GitDiff, error) {
+	return Do(ctx, c, api.OpGitDiff, req)
 }
 
 // Rename renames a session.

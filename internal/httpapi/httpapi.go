@@ -157,7 +157,9 @@ func (h *Handler) op(op api.OpInfo) func(http.ResponseWriter, *http.Request) err
 	status := op.SuccessStatus()
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req := reflect.New(op.Request).Interface()
-		if body {
+		if body && !(op.Method == http.MethodDelete && r.ContentLength == 0) {
+			// A DELETE's body carries options only (kill's
+			// remove_worktree): none is the plain delete.
 			if err := readJSON(r, req); err != nil {
 				return err
 			}

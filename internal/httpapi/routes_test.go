@@ -123,6 +123,12 @@ func TestRouteErrors(t *testing.T) {
 		{"GET", "/api/v1/sessions/nosuchsession/screen", "", 404, api.CodeNotFound, "no session"},
 		{"POST", "/api/v1/sessions/nosuchsession/run", `{"argv":["true"]}`, 404, api.CodeNotFound, "no session"},
 		{"POST", "/api/v1/sessions/nosuchsession/viewed", "", 404, api.CodeNotFound, "no session"},
+		// A DELETE's body is optional; when there, it is read like any.
+		{"DELETE", "/api/v1/sessions/" + id, `{"remove_worktree":true}`, 400, api.CodeBadRequest, "no worktree corral made"},
+		{"DELETE", "/api/v1/sessions/" + id, `{"remove":true}`, 400, api.CodeBadRequest, "unknown field"},
+		{"GET", "/api/v1/sessions/" + id + "/git", "", 409, api.CodeNotARepository, "not in a git repository"},
+		{"GET", "/api/v1/sessions/" + id + "/git/diff?path=..%2Fx", "", 400, api.CodeBadRequest, "clean path"},
+		{"GET", "/api/v1/sessions/" + id + "/git/diff?staged=maybe", "", 400, api.CodeBadRequest, "staged"},
 
 		{"POST", "/api/v1/sessions", `{"dir":`, 400, api.CodeBadRequest, "bad JSON"},
 		{"POST", "/api/v1/sessions", `{"dir":5}`, 400, api.CodeBadRequest, "bad JSON"},

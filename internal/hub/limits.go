@@ -156,6 +156,20 @@ func cleanSession(s api.Session) (api.Session, error) {
 		t.Current = text(t.Current)
 		s.Todos = &t
 	}
+	if g := s.Git; g != nil {
+		c := *g
+		c.Root, c.Branch, c.Head, c.Upstream = label(c.Root, maxPath), label(c.Branch, maxLabel), label(c.Head, maxLabel), label(c.Upstream, maxLabel)
+		c.Error = text(c.Error)
+		for _, n := range []*int{&c.Ahead, &c.Behind, &c.Changed, &c.Staged, &c.Unstaged, &c.Untracked, &c.Conflicted} {
+			*n = max(*n, 0)
+		}
+		s.Git = &c
+	}
+	if w := s.Worktree; w != nil {
+		c := *w
+		c.Repo, c.Path, c.Branch, c.Base = label(c.Repo, maxPath), label(c.Path, maxPath), label(c.Branch, maxLabel), label(c.Base, maxLabel)
+		s.Worktree = &c
+	}
 	if w := s.WaitingFor; w != nil {
 		c := *w
 		c.DialogID = label(c.DialogID, maxLabel)

@@ -210,19 +210,21 @@ func FuzzCleanSession(f *testing.F) {
 	f.Add("ABC", "busy", "\xff\xfe", "", "")
 	f.Fuzz(func(t *testing.T, id, status, name, dir, msg string) {
 		s, err := cleanSession(api.Session{ID: id, Status: api.Status(status), Name: name, Dir: dir, LastMessage: msg,
-			WaitingFor: &api.Waiting{Message: msg, Title: name, Options: []api.Option{{Label: name}}}})
+			WaitingFor: &api.Waiting{Message: msg, Title: name, Options: []api.Option{{Label: name}}},
+			Git:        &api.GitSummary{Root: dir, Branch: name, Error: msg, Changed: -len(msg)},
+			Worktree:   &api.SessionWorktree{Path: dir, Branch: name}})
 		if err != nil {
 			return
 		}
-		if !validSessionID(s.ID) || !s.Status.Valid() {
-			t.Fatalf("kept %q %q", s.ID, s.Status)
+		if !validSessionID(s.ID) || !s.Status.Valid() || s.Git.Changed < 0 {
+			t.Fatalf("kept %q %q %+v", s.ID, s.Status, s.Git)
 		}
-		for _, v := range []string{s.Name, s.Dir, s.WaitingFor.Options[0].Label} {
+		for _, v := range []string{s.Name, s.Dir, s.WaitingFor.Options[0].Label, s.Git.Root, s.Git.Branch, s.Worktree.Path, s.Worktree.Branch} {
 			if !utf8.ValidString(v) || strings.ContainsFunc(v, func(r rune) bool { return dropRune(r, false) }) || len(v) > maxPath {
 				t.Fatalf("label %q not clean", v)
 			}
 		}
-		for _, v := range []string{s.LastMessage, s.WaitingFor.Message, s.WaitingFor.Title} {
+		for _, v := range []string{s.LastMessage, s.WaitingFor.Message, s.WaitingFor.Title, s.Git.Error} {
 			if !utf8.ValidString(v) || strings.ContainsFunc(v, func(r rune) bool { return dropRune(r, true) }) || len(v) > maxText {
 				t.Fatalf("text %q not clean", v)
 			}

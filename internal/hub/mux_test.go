@@ -23,11 +23,11 @@ func TestMuxServesEveryOp(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	if _, err := backend.Call(ctx, h, api.OpKill, api.SessionRef{ID: "x"}); !errors.Is(err, api.ErrUnauthorized) {
+	if _, err := backend.Call(ctx, h, api.OpKill, api.KillRequest{SessionRef: api.SessionRef{ID: "x"}}); !errors.Is(err, api.ErrUnauthorized) {
 		t.Errorf("kill without a user: %v", err)
 	}
 	uctx := identity.With(ctx, "alice")
-	if _, err := backend.Call(uctx, h, api.OpKill, api.SessionRef{ID: "x"}); !errors.Is(err, api.ErrNotFound) {
+	if _, err := backend.Call(uctx, h, api.OpKill, api.KillRequest{SessionRef: api.SessionRef{ID: "x"}}); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("kill of no session: %v", err)
 	}
 	if _, err := backend.Call(uctx, h, api.OpDirs, api.DirsRequest{}); !errors.Is(err, api.ErrUnavailable) {

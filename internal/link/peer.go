@@ -81,8 +81,11 @@ type Peer struct {
 	lastRecv atomic.Int64  // when the last message arrived, as time since start
 	blocked  atomic.Bool   // the reader waits for room in the handlers' queue
 	ponging  atomic.Bool
-	pinging  atomic.Bool
-	running  atomic.Bool
+	// pongWanted: a ping waits for its pong; pongID is the newest ping's id.
+	pongWanted atomic.Bool
+	pongID     atomic.Uint64
+	pinging    atomic.Bool
+	running    atomic.Bool
 
 	// g owns every goroutine the Peer starts besides the handlers' and the
 	// close's (the reader, pongs, pings, cancels); Run waits for them.
@@ -638,15 +641,30 @@ func (p *Peer) dispatch(kind Kind, b []byte) bool {
 
 // pong answers a ping in the background (the reader never writes: two
 // readers each stuck writing to the other would never read again). One
-// pong at a time is enough: any message proves we are alive.
+// pong at a time is enough, any message proving we are alive; but a ping
+// that arrives while a pong is on its way still gets one after it (its
+// sender may wait for it: Ping), so the sender goes on while pings wait.
 func (p *Peer) pong(id uint64) {
-	if p.ponging.CompareAndSwap(false, true) {
-		if !p.g.Go(func() {
-			defer p.ponging.Store(false)
-			_ = p.Send(Msg{T: TypePong, ID: id})
-		}) {
+	p.pongID.Store(id)
+	p.pongWanted.Store(true)
+	if !p.ponging.CompareAndSwap(false, true) {
+		return // the running sender will see pongWanted
+	}
+	if !p.g.Go(func() {
+		for {
+			if p.pongWanted.Swap(false) {
+				_ = p.Send(Msg{T: TypePong, ID: p.pongID.Load()})
+				continue
+			}
 			p.ponging.Store(false)
+			// A ping between the Swap and the Store found ponging set and
+			// left its pong to us: take it back, unless another sender did.
+			if !p.pongWanted.Load() || !p.ponging.CompareAndSwap(false, true) {
+				return
+			}
 		}
+	}) {
+		p.ponging.Store(false)
 	}
 }
 

@@ -76,6 +76,12 @@ export interface Session {
    * its last known state.
    */
   offline?: boolean;
+  /**
+   * Git is the session's repository at a glance (api/git.go), absent
+   * outside one; Worktree the worktree corral made for it, if it did.
+   */
+  git?: GitSummary;
+  worktree?: SessionWorktree;
 }
 
 /** CreateRequest asks for a new session. */
@@ -92,11 +98,27 @@ export interface CreateRequest {
   args?: string[];
   cols?: number;
   rows?: number;
+  /**
+   * Worktree starts the session in a new git worktree of Dir's
+   * repository, on a new branch (docs/git.md).
+   */
+  worktree?: NewWorktree;
 }
 
 /** RenameRequest renames a session. */
 export interface RenameRequest {
   name: string;
+}
+
+/**
+ * KillRequest ends a session. RemoveWorktree also removes the worktree
+ * corral made for it (Session.Worktree); a worktree with uncommitted
+ * changes or untracked files is kept and the kill refused
+ * (worktree_dirty, naming the files) unless Force. The branch stays.
+ */
+export interface KillRequest {
+  remove_worktree?: boolean;
+  force?: boolean;
 }
 
 /**
@@ -217,6 +239,87 @@ export interface DownloadResult {
 export interface Timeline {
   items: TimelineItem[] | null;
   version: number;
+}
+
+/**
+ * GitStatus is the git status of a session's folder: the summary and every
+ * changed path (git_status).
+ */
+export interface GitStatus {
+  /** Root is the top of the working tree the session's folder is in. */
+  root: string;
+  /** Branch is the checked-out branch ("main"), empty when Detached. */
+  branch?: string;
+  detached?: boolean;
+  /**
+   * Head is the commit checked out (40 hex digits), empty before the
+   * first commit.
+   */
+  head?: string;
+  /**
+   * Upstream is the branch's upstream ("origin/main"), when it has one;
+   * Ahead and Behind count the commits between them.
+   */
+  upstream?: string;
+  ahead?: number;
+  behind?: number;
+  /**
+   * Changed counts the paths with any change: staged, unstaged,
+   * untracked (each file, not its folder) or in conflict. Staged,
+   * Unstaged, Untracked and Conflicted count them by kind; a path both
+   * staged and changed again counts in both.
+   */
+  changed: number;
+  staged: number;
+  unstaged: number;
+  untracked: number;
+  conflicted?: number;
+  /**
+   * Worktree: the folder is a linked worktree (`git worktree add`), not
+   * the repository's main one.
+   */
+  worktree?: boolean;
+  /**
+   * Truncated: git listed more than corral reads (8 MiB of status); the
+   * counts are at least these.
+   */
+  truncated?: boolean;
+  /**
+   * Error says why the last refresh failed (it took too long, git
+   * refused the repository); the rest is the last state read.
+   */
+  error?: string;
+  /**
+   * Files are the changed paths, in git's order (by path); at most
+   * MaxGitFiles, and fewer when their JSON would not fit an answer
+   * (FilesTruncated).
+   */
+  files: GitFile[] | null;
+  files_truncated?: boolean;
+}
+
+/**
+ * GitDiffRequest asks for the diff of a session's folder: the unstaged
+ * changes (index to files, untracked files as new ones), or with Staged the
+ * staged ones (HEAD to index); Path limits it to one file (relative to the
+ * repository's root, as GitFile.Path names it).
+ */
+export interface GitDiffRequest {
+  staged?: boolean;
+  path?: string;
+}
+
+/** GitDiff is a diff of a session's folder (git_diff), one entry a file. */
+export interface GitDiff {
+  root: string;
+  staged: boolean;
+  files: GitFileDiff[] | null;
+  /**
+   * Truncated: some files' patches were left out or cut to keep the
+   * answer under its limit (384 KiB of patch text); their counts are
+   * still right.
+   */
+  truncated?: boolean;
 }
 
 /** Device is a machine as the hub knows it. */
@@ -400,6 +503,92 @@ export interface BackgroundTask {
   command?: string;
 }
 
+/**
+ * GitSummary is a session's repository at a glance: what a row shows. It
+ * is absent when the session's folder is not in a git repository (or the
+ * agent may not read it: outside its roots).
+ */
+export interface GitSummary {
+  /** Root is the top of the working tree the session's folder is in. */
+  root: string;
+  /** Branch is the checked-out branch ("main"), empty when Detached. */
+  branch?: string;
+  detached?: boolean;
+  /**
+   * Head is the commit checked out (40 hex digits), empty before the
+   * first commit.
+   */
+  head?: string;
+  /**
+   * Upstream is the branch's upstream ("origin/main"), when it has one;
+   * Ahead and Behind count the commits between them.
+   */
+  upstream?: string;
+  ahead?: number;
+  behind?: number;
+  /**
+   * Changed counts the paths with any change: staged, unstaged,
+   * untracked (each file, not its folder) or in conflict. Staged,
+   * Unstaged, Untracked and Conflicted count them by kind; a path both
+   * staged and changed again counts in both.
+   */
+  changed: number;
+  staged: number;
+  unstaged: number;
+  untracked: number;
+  conflicted?: number;
+  /**
+   * Worktree: the folder is a linked worktree (`git worktree add`), not
+   * the repository's main one.
+   */
+  worktree?: boolean;
+  /**
+   * Truncated: git listed more than corral reads (8 MiB of status); the
+   * counts are at least these.
+   */
+  truncated?: boolean;
+  /**
+   * Error says why the last refresh failed (it took too long, git
+   * refused the repository); the rest is the last state read.
+   */
+  error?: string;
+}
+
+/**
+ * SessionWorktree is the worktree corral made for a session
+ * (CreateRequest.Worktree): killing the session may remove it
+ * (KillRequest.RemoveWorktree).
+ */
+export interface SessionWorktree {
+  /** Repo is the main working tree of the repository it belongs to. */
+  repo: string;
+  /** Path is the worktree's folder (the session's Dir). */
+  path: string;
+  /**
+   * Branch is the branch corral created for it; Base the commit it
+   * started from.
+   */
+  branch: string;
+  base: string;
+}
+
+/**
+ * NewWorktree asks create to start the session in a new git worktree of
+ * the repository that Dir is in, on a new branch (docs/git.md).
+ */
+export interface NewWorktree {
+  /**
+   * Branch is the new branch's name; `git check-ref-format --branch`
+   * must accept it, and it must not exist yet.
+   */
+  branch: string;
+  /**
+   * Base is what the branch starts from (a branch, tag or commit);
+   * empty: the repository's HEAD.
+   */
+  base?: string;
+}
+
 /** TimelineItem is one thing to show in the readable view of a session. */
 export interface TimelineItem {
   /**
@@ -413,6 +602,66 @@ export interface TimelineItem {
   /** Status is the HTTP status of an API error. */
   status?: number;
   tool?: ToolCall;
+  /**
+   * Files are, on a prompt, the files its turn changed through Claude's
+   * editing tools (api/git.go, TurnFile), in the order first changed.
+   */
+  files?: TurnFile[];
+}
+
+/** GitFile is one changed path of a GitStatus. */
+export interface GitFile {
+  /**
+   * Path is relative to Root, with slashes, exactly as git names it
+   * (spaces and non-ASCII kept; never quoted).
+   */
+  path: string;
+  /** OldPath is where a renamed or copied path came from. */
+  old_path?: string;
+  /**
+   * Index and Worktree are git's status letters of the staged and the
+   * unstaged side (`git status --porcelain=v2`): "." unchanged, "M"
+   * modified, "T" type changed, "A" added, "D" deleted, "R" renamed, "C"
+   * copied; both "?" for an untracked file; in a conflict (Conflicted)
+   * the two sides' letters ("U", "A", "D"), as `git status` shows them.
+   */
+  index: string;
+  worktree: string;
+  untracked?: boolean;
+  conflicted?: boolean;
+  /** Submodule: the path is a submodule. */
+  submodule?: boolean;
+  /**
+   * Staged counts the lines of the staged change (HEAD to index),
+   * Unstaged those of the unstaged one (index to the file; an untracked
+   * file: its lines, up to 1 MiB of it). Absent when there is none, or
+   * it was not counted.
+   */
+  staged?: GitLines;
+  unstaged?: GitLines;
+}
+
+/** GitFileDiff is one file of a GitDiff. */
+export interface GitFileDiff {
+  path: string;
+  old_path?: string;
+  /**
+   * Status is the change's letter: "A", "M", "D", "R", "C", "T", or "?"
+   * for an untracked file (shown as added).
+   */
+  status: string;
+  binary?: boolean;
+  added: number;
+  removed: number;
+  /**
+   * Patch is the file's unified diff as git writes it (`diff --git`
+   * header, `@@ -a,b +c,d @@` hunks with the file's real line numbers, 3
+   * lines of context); empty for a binary file or a mode change. Any
+   * unified-diff reader (jsdiff's parsePatch) reads it.
+   */
+  patch: string;
+  /** Truncated: Patch was cut (at a line end) or left out. */
+  truncated?: boolean;
 }
 
 /**
@@ -498,6 +747,38 @@ export interface ToolCall {
   edits?: FileEdit[];
 }
 
+/**
+ * TurnFile is a file a turn of the timeline changed through Claude's
+ * editing tools (Edit, MultiEdit, Write, NotebookEdit), on its prompt item
+ * (TimelineItem.Files).
+ */
+export interface TurnFile {
+  /** Path is the file as Claude named it (absolute). */
+  path: string;
+  /**
+   * Added and Removed count the lines the turn's edits changed: exact
+   * where Claude recorded its patch, else estimated from the edits.
+   */
+  added: number;
+  removed: number;
+  /**
+   * Edits counts the tool calls that changed it; Created says the first
+   * one made the file.
+   */
+  edits: number;
+  created?: boolean;
+}
+
+/**
+ * GitLines counts the lines a change adds and removes; a binary file has
+ * none (Binary).
+ */
+export interface GitLines {
+  added: number;
+  removed: number;
+  binary?: boolean;
+}
+
 /** QuestionOption is one offered answer of a Question. */
 export interface QuestionOption {
   label: string;
@@ -532,6 +813,8 @@ export const ops = {
   viewed: { method: 'POST', path: '/api/v1/sessions/{id}/viewed' },
   download: { method: 'POST', path: '/api/v1/sessions/{id}/download' },
   timeline: { method: 'GET', path: '/api/v1/sessions/{id}/timeline' },
+  git_status: { method: 'GET', path: '/api/v1/sessions/{id}/git' },
+  git_diff: { method: 'GET', path: '/api/v1/sessions/{id}/git/diff' },
   devices: { method: 'GET', path: '/api/v1/devices' },
   dirs: { method: 'GET', path: '/api/v1/dirs' },
   resumable: { method: 'GET', path: '/api/v1/resumable' },
@@ -551,8 +834,8 @@ export interface OpTypes {
   session: { req: Empty; res: Session };
   /** rename a session */
   rename: { req: RenameRequest; res: Session };
-  /** end a session */
-  kill: { req: Empty; res: void };
+  /** end a session (and remove the worktree corral made for it, if asked) */
+  kill: { req: KillRequest; res: void };
   /** type into Claude's input box, then press Enter if asked */
   input: { req: InputRequest; res: void };
   /** answer the dialog a session shows */
@@ -571,6 +854,10 @@ export interface OpTypes {
   download: { req: DownloadRequest; res: DownloadResult };
   /** the readable conversation: the transcript's last items */
   timeline: { req: Empty; res: Timeline };
+  /** the git status of a session's folder: branch, and every changed file with its line counts */
+  git_status: { req: Empty; res: GitStatus };
+  /** the diff of a session's folder (unstaged or staged, or one file), as unified diff text */
+  git_diff: { req: GitDiffRequest; res: GitDiff };
   /** list the machines (through a hub; an agent alone has none) */
   devices: { req: Empty; res: Device[] };
   /** list a directory inside the device's roots */
