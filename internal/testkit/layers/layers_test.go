@@ -42,6 +42,9 @@ var (
 		"internal/link":    {"internal/api", "internal/lifetime", "internal/metrics"},
 		"internal/bound":   {"internal/lifetime"},
 		"internal/hook":    {"internal/datadir", "internal/proc"},
+		// The store's other implementation and its conformance suite.
+		"internal/store/postgres":  {"internal/store"},
+		"internal/store/storetest": {"internal/store"},
 	}
 	// The machine, the people, and the serving layers. Serving (httpapi,
 	// web) uses backend's interfaces, never hub or agent.
