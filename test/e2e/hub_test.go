@@ -1759,7 +1759,6 @@ func TestHubHostilePaths(t *testing.T) {
 	}
 	base := tree(t, am.proj)
 	outsideBase := tree(t, outside)
-	parentBase := tree(t, filepath.Dir(am.proj))
 
 	for _, c := range []struct {
 		name      string
@@ -1791,12 +1790,10 @@ func TestHubHostilePaths(t *testing.T) {
 		if got := tree(t, outside); !slices.Equal(got, outsideBase) {
 			t.Errorf("%s: a file landed outside: %v", c.name, got)
 		}
-		if got := tree(t, filepath.Dir(am.proj)); len(got) != len(parentBase) {
-			for _, p := range got {
-				if strings.Contains(p, "escaped") {
-					t.Errorf("%s: a file landed above the session's directory: %s", c.name, p)
-				}
-			}
+		// Where a ".." path would land (the parent is the shared temp
+		// directory, so only this name is looked at).
+		if _, err := os.Lstat(filepath.Join(filepath.Dir(am.proj), "escaped.txt")); err == nil {
+			t.Errorf("%s: a file landed above the session's directory", c.name)
 		}
 	}
 	if hit("/big") != 1 || hit("/liar") != 1 {
