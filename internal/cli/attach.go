@@ -32,11 +32,7 @@ Ctrl-B itself.`,
 			if err != nil {
 				return err
 			}
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
-			s, err := resolve(cmd.Context(), c, args[0])
+			_, s, err := e.session(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

@@ -35,11 +35,7 @@ git runs on the session's machine (through a hub too). docs/git.md.`,
 			if staged && !diff {
 				return fmt.Errorf("--staged goes with --diff")
 			}
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
-			s, err := resolve(cmd.Context(), c, args[0])
+			c, s, err := e.session(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

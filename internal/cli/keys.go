@@ -14,11 +14,7 @@ a dialog included. To answer a dialog use ` + "`corral answer`" + `; to type a p
   corral keys app Down Enter`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
-			s, err := resolve(cmd.Context(), c, args[0])
+			c, s, err := e.session(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

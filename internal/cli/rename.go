@@ -8,11 +8,7 @@ func newRenameCmd(e *env) *cobra.Command {
 		Short: "Rename a session",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
-			s, err := resolve(cmd.Context(), c, args[0])
+			c, s, err := e.session(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

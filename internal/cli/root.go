@@ -159,6 +159,17 @@ func (e *env) client() (*client.Client, error) {
 	return client.Unix(datadir.Socket(dir, datadir.APISocket)), nil
 }
 
+// session is the client and the session that ref names: what every command
+// about one session starts with.
+func (e *env) session(ctx context.Context, ref string) (*client.Client, api.Session, error) {
+	c, err := e.client()
+	if err != nil {
+		return nil, api.Session{}, err
+	}
+	s, err := resolve(ctx, c, ref)
+	return c, s, err
+}
+
 // resolve finds a session by exact id, exact name, or unique id prefix, so
 // people can type what they see.
 func resolve(ctx context.Context, c *client.Client, ref string) (api.Session, error) {

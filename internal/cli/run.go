@@ -32,11 +32,7 @@ in the output are shown escaped (\x1b...), like every string corral prints;
 			if len(args) > 2 && args[1] == "--" {
 				args = append(args[:1], args[2:]...)
 			}
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
-			s, err := resolve(cmd.Context(), c, args[0])
+			c, s, err := e.session(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

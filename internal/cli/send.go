@@ -30,11 +30,7 @@ it), or when it cannot see the input box (screen_unclear).`,
 				}
 				text = strings.TrimRight(string(b), "\n")
 			}
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
-			s, err := resolve(cmd.Context(), c, args[0])
+			c, s, err := e.session(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

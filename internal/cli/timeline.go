@@ -19,11 +19,7 @@ func newTimelineCmd(e *env) *cobra.Command {
 		Short: "Print a session's conversation: prompts, answers, tool calls",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
-			s, err := resolve(cmd.Context(), c, args[0])
+			c, s, err := e.session(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
