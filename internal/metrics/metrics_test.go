@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,39 @@ func TestNil(t *testing.T) {
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != 404 {
 		t.Fatalf("nil metrics' handler: %d, want 404", rec.Code)
+	}
+}
+
+// BenchmarkScrape: one scrape of a hub with 10,000 sessions on 100
+// machines, with every counter in use (docs/benchmarks.md, "Metrics").
+func BenchmarkScrape(b *testing.B) {
+	m := New()
+	statuses := []string{"starting", "idle", "busy", "needs_input", "review", "exited"}
+	m.WatchSessions(func(add func(string, string)) {
+		for i := range 10000 {
+			add(statuses[i%len(statuses)], "machine-"+strconv.Itoa(i%100))
+		}
+	})
+	m.WatchBus("hub", func() BusStats { return BusStats{Subscribers: 50} })
+	m.HookDelivered(KindHook, ResultOK, time.Now())
+	m.StatusChanged("Stop", "review")
+	m.StoreWrite(time.Millisecond, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		if rec.Code != 200 {
+			b.Fatal(rec.Code)
+		}
+	}
+}
+
+// BenchmarkHookDelivered: what counting costs a hook delivery.
+func BenchmarkHookDelivered(b *testing.B) {
+	m := New()
+	sent := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.HookDelivered(KindHook, ResultOK, sent)
 	}
 }
