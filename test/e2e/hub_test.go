@@ -1075,6 +1075,11 @@ func TestHubReconnect(t *testing.T) {
 	if n, _ := metricSum(hubM, "corral_link_connects_total"); n < 2 {
 		t.Errorf("the hub's link connects since its restart: %v, want both agents", n)
 	}
+	// A hub's dashboard serves them only with --web-metrics: its users
+	// would read each other's machines.
+	if code, body := rawRequest(t, hp, alice.token, "GET", "/metrics", nil); code != http.StatusNotFound {
+		t.Errorf("/metrics on the hub's dashboard without --web-metrics: %d %s", code, body)
+	}
 }
 
 var retryRe = regexp.MustCompile(`hub link down; retrying.* in=(\S+)`)
