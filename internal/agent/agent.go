@@ -28,6 +28,7 @@ import (
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/lifetime"
+	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/term"
@@ -66,6 +67,8 @@ type Config struct {
 	// Bus receives every change (default: a new one).
 	Bus    *events.Bus
 	Logger *slog.Logger
+	// Metrics counts hook deliveries and status changes (nil: none).
+	Metrics *metrics.Metrics
 }
 
 // Agent runs one machine's sessions.
@@ -77,8 +80,11 @@ type Agent struct {
 	bus      *events.Bus
 	settings string // path of the generated Claude settings file
 	started  time.Time
-	// streams are the terminals attached by viewers.
-	streams *term.Registry
+	// streams are the terminals attached by viewers; termStats counts
+	// their output and redraws (TermStats).
+	streams   *term.Registry
+	termStats term.Stats
+	metrics   *metrics.Metrics
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -181,6 +187,7 @@ func New(cfg Config) (*Agent, error) {
 		bus:       cfg.Bus,
 		settings:  filepath.Join(cfg.DataDir, datadir.Settings),
 		streams:   term.NewRegistry(streamGrace),
+		metrics:   cfg.Metrics,
 		sessions:  map[string]*session{},
 		tdirs:     map[string]bool{},
 		reconcile: make(chan struct{}, 1),
@@ -211,6 +218,11 @@ func (a *Agent) warn(msg string, args ...any) {
 
 // Bus is where the agent publishes.
 func (a *Agent) Bus() *events.Bus { return a.bus }
+
+// TermStats is what the terminal streams did, for metrics.
+func (a *Agent) TermStats() metrics.TermStats {
+	return metrics.TermStats{Streams: a.streams.Count(), Bytes: a.termStats.Bytes.Load(), Redraws: a.termStats.Redraws.Load()}
+}
 
 // Roots are the directories the agent lists (Config.Roots, or the home).
 func (a *Agent) Roots() []string { return append([]string(nil), a.cfg.Roots...) }
@@ -441,6 +453,7 @@ func (a *Agent) applyLocked(s *session, ev status.Event) {
 	}
 	if prev != ns.Status {
 		a.log.Debug("status", "session", s.id, "from", prev, "to", ns.Status, "by", ev.Kind)
+		a.metrics.StatusChanged(ev.Kind.String(), string(ns.Status))
 	}
 	a.publishLocked(s, prev, out.Notify)
 }

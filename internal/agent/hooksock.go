@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/metrics"
 )
 
 // The hook socket's bounds. Every delivery is read whole into memory (at
@@ -54,12 +55,14 @@ func (a *Agent) handleHookConn(c net.Conn) {
 	defer c.Close()
 	if err := checkPeer(c); err != nil {
 		a.warn("hook delivery refused", "err", err)
+		a.metrics.HookDelivered(metrics.KindUnknown, metrics.ResultRefused, time.Time{})
 		return
 	}
 	_ = c.SetReadDeadline(time.Now().Add(hookReadTimeout))
 	h, payload, err := hook.Read(c, hook.MaxPayload)
 	if err != nil {
 		a.warn("bad hook delivery", "err", err)
+		a.metrics.HookDelivered(metrics.KindUnknown, metrics.ResultBad, time.Time{})
 		return
 	}
 	a.onDelivery(h, payload)

@@ -13,6 +13,7 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/status"
 )
@@ -93,6 +94,7 @@ func backgroundOf(tasks []claude.BackgroundTask) []api.BackgroundTask {
 func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 	if h.Truncated && h.Kind != hook.KindHook {
 		a.warn("status line input over the size limit was dropped", "session", h.Session)
+		a.metrics.HookDelivered(h.Kind, metrics.ResultBad, time.Time{})
 		return
 	}
 	var p claude.HookPayload
@@ -112,6 +114,7 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 	}
 	if err != nil {
 		a.warn("bad hook delivery", "session", h.Session, "kind", h.Kind, "truncated", h.Truncated, "err", err)
+		a.metrics.HookDelivered(h.Kind, metrics.ResultBad, time.Time{})
 		return
 	}
 	if h.Truncated {
@@ -129,12 +132,14 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 	if s == nil {
 		a.mu.Unlock()
 		a.log.Debug("delivery from a process corral does not run", "kind", h.Kind, "pid", h.PID, "session", h.Session)
+		a.metrics.HookDelivered(h.Kind, metrics.ResultIgnored, time.Time{})
 		return
 	}
 	id := s.id
 	if h.Kind == hook.KindStatusLine {
 		a.absorbStatusLineLocked(s, sl)
 		a.mu.Unlock()
+		a.metrics.HookDelivered(h.Kind, metrics.ResultOK, h.Time())
 		return
 	}
 	if claudePID > 0 && s.kind != api.KindExternal && s.claudePID != claudePID {
@@ -156,6 +161,7 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 		a.ensureTranscriptLocked(s)
 	}
 	a.mu.Unlock()
+	a.metrics.HookDelivered(h.Kind, metrics.ResultOK, h.Time())
 	if ok {
 		a.readTranscript(id)
 		a.gitHook(id, p)

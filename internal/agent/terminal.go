@@ -63,7 +63,8 @@ func (a *Agent) OpenTerminal(ctx context.Context, id string, cols, rows int, res
 	prefill := a.scrollback(ctx, id)
 	env := append(a.tmux.Env(), "TERM=xterm-256color", "COLORTERM=truecolor")
 	st, err := term.Start(term.Options{Argv: a.tmux.AttachCommand(id), Env: env, Cols: cols, Rows: rows, Prefill: prefill,
-		Suspend: a.suspendViewer, Activity: a.tmuxActivity, Scrolled: scrolled, Replaces: replaces})
+		Suspend: a.suspendViewer, Activity: a.tmuxActivity, Scrolled: scrolled, Replaces: replaces,
+		Stats: &a.termStats})
 	if err != nil {
 		for _, old := range replaces {
 			old.Close()

@@ -23,6 +23,7 @@ import (
 	"github.com/corral-dev/corral/internal/devicekey"
 	"github.com/corral-dev/corral/internal/lifetime"
 	"github.com/corral-dev/corral/internal/link"
+	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/term"
 	"github.com/corral-dev/corral/internal/version"
 )
@@ -44,6 +45,8 @@ type Options struct {
 	Host string
 	// Policy is what the hub may ask (see Policy).
 	Policy Policy
+	// Metrics counts reconnects and round trips (nil: none).
+	Metrics *metrics.Metrics
 }
 
 // Hello describes this machine to the hub.
@@ -132,7 +135,7 @@ func Serve(ctx context.Context, c link.Conn, o Options) error {
 	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}, reqs: map[uint64]*request{}, sentWake: make(chan struct{})}
 	cn.mux = cn.ops()
 	cn.peer = link.NewPeer(c, link.Options{OnMsg: cn.onMsg, OnFrame: cn.onFrame,
-		Heartbeat: time.Duration(welcome.HeartbeatMS) * time.Millisecond})
+		Heartbeat: time.Duration(welcome.HeartbeatMS) * time.Millisecond, OnRoundTrip: o.Metrics.LinkRoundTrip})
 	cn.g.Go(func() { cn.forwardEvents(ctx) })
 	err = cn.peer.Run(ctx)
 	cancel()

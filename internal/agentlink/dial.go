@@ -124,6 +124,7 @@ func Run(ctx context.Context, hub, token string, o Options) error {
 			return nil
 		case <-time.After(wait):
 		}
+		o.Metrics.LinkReconnect()
 		backoff = min(backoff*2, maxBackoff)
 	}
 }

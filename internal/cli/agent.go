@@ -112,6 +112,7 @@ func runAgent(ctx context.Context, e *env, f agentFlags) (err error) {
 	if err != nil {
 		return err
 	}
+	d.watchAgentSessions(ag)
 	if err := d.serveUnix(ag.Backend(), nil); err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func runAgent(ctx context.Context, e *env, f agentFlags) (err error) {
 	d.log.Info("agent running", "hub", f.hub, "data_dir", d.dir, "key", key.Fingerprint(), "roots", strings.Join(policy.Roots, ","),
 		"allow_run", f.allowRun, "allow_claude_args", f.allowArgs, "allow_dangerous_claude_args", f.allowDangerous)
 	d.run("hub link", stageLink, func(ctx context.Context) error {
-		return agentlink.Run(ctx, f.hub, token, agentlink.Options{Agent: ag, Logger: d.log, Key: key, Policy: policy})
+		return agentlink.Run(ctx, f.hub, token, agentlink.Options{Agent: ag, Logger: d.log, Key: key, Policy: policy, Metrics: d.metrics})
 	})
 	return d.wait(ctx)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/httpapi"
 	"github.com/corral-dev/corral/internal/identity"
+	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/store/postgres"
@@ -54,6 +55,8 @@ type daemon struct {
 	store *store.SQLite
 	db    store.Store
 	log   *slog.Logger
+	// metrics is the daemon's registry, served at GET /metrics.
+	metrics *metrics.Metrics
 
 	g      *errgroup.Group
 	failed context.Context // ends when a part fails
@@ -112,7 +115,7 @@ func openDaemonOn(ctx context.Context, e *env, logLevel, dbURL string) (*daemon,
 		return nil, err
 	}
 	g, failed := errgroup.WithContext(context.Background())
-	d := &daemon{dir: dir, apiSock: apiSock, lock: lock, log: log, g: g, failed: failed}
+	d := &daemon{dir: dir, apiSock: apiSock, lock: lock, log: log, g: g, failed: failed, metrics: metrics.New()}
 	if dbURL != "" {
 		d.db, err = postgres.Open(ctx, dbURL)
 	} else {
@@ -122,6 +125,9 @@ func openDaemonOn(ctx context.Context, e *env, logLevel, dbURL string) (*daemon,
 	if err != nil {
 		lock.Release()
 		return nil, err
+	}
+	if d.store != nil {
+		d.store.ObserveWrites(d.metrics.StoreWrite)
 	}
 	return d, nil
 }
@@ -247,7 +253,7 @@ func (d *daemon) newAgent(roots []string) (*agent.Agent, error) {
 		}
 		abs = append(abs, a)
 	}
-	return agent.New(agent.Config{DataDir: d.dir, Store: d.store, Logger: d.log, Roots: abs})
+	return agent.New(agent.Config{DataDir: d.dir, Store: d.store, Logger: d.log, Roots: abs, Metrics: d.metrics})
 }
 
 // startAgent runs this machine's agent as the daemon's first part, and
@@ -261,7 +267,23 @@ func (d *daemon) startAgent(ctx context.Context, roots []string) (*agent.Agent, 
 	if err := d.await(ctx, ag.Ready(), "the agent", 0); err != nil {
 		return nil, err
 	}
+	d.metrics.WatchTerminals(ag.TermStats)
+	d.metrics.WatchBus("agent", func() metrics.BusStats {
+		s := ag.Bus().Stats()
+		return metrics.BusStats{Subscribers: s.Subscribers, MaxLag: s.MaxLag, Resyncs: s.FellBehind}
+	})
 	return ag, nil
+}
+
+// watchAgentSessions counts the agent's own sessions in the metrics, as
+// this machine's (a daemon with no hub in it; a hub counts its devices').
+func (d *daemon) watchAgentSessions(ag *agent.Agent) {
+	host, _ := os.Hostname()
+	d.metrics.WatchSessions(func(add func(status, machine string)) {
+		for _, s := range ag.Bus().Sessions() {
+			add(string(s.Status), host)
+		}
+	})
 }
 
 // serveUnix serves the API on the data directory's unix socket. Whoever can
@@ -283,6 +305,7 @@ func (d *daemon) serveUnix(b backend.Backend, admin http.Handler) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", admin)
+	mux.Handle("GET /metrics", d.metrics.Handler())
 	mux.Handle("/", httpapi.New(b, httpapi.Options{Logger: d.log, RefuseBrowsers: true}))
 	h := http.Handler(mux)
 	lim := bound.Unix()
@@ -325,6 +348,9 @@ type webFlags struct {
 	allowHosts []string
 	proxies    []string
 	maxConns   int
+	// metrics: serve GET /metrics on the dashboard too, behind its login
+	// (serve always; a hub of several users only when asked).
+	metrics bool
 }
 
 // addWebFlags declares the dashboard's flags on a command.
@@ -362,7 +388,12 @@ func (d *daemon) serveWeb(f webFlags, b backend.Backend, accounts web.Accounts, 
 	if err != nil {
 		return "", "", fmt.Errorf("web dashboard: %w (pick another address with --listen, or --listen \"\" for none)", err)
 	}
-	h := web.New(b, web.Options{Logger: d.log, Store: d.db, Notifier: n, Auth: auth, Loopback: loopback, AllowedHosts: f.allowHosts, Link: link, TLS: useTLS})
+	var mh http.Handler
+	if f.metrics {
+		mh = d.metrics.Handler()
+	}
+	h := web.New(b, web.Options{Logger: d.log, Store: d.db, Notifier: n, Auth: auth, Loopback: loopback, AllowedHosts: f.allowHosts, Link: link, TLS: useTLS,
+		Metrics: mh})
 	lim := bound.TCP()
 	if f.maxConns > 0 {
 		lim.MaxConns = f.maxConns

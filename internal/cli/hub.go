@@ -53,6 +53,7 @@ loopback (docs/hub.md).`,
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	addWebFlags(fl, &f.webFlags, "address to serve the dashboard, the API and the device link on")
 	addNotifyFlags(fl, &f.notifyFlags)
+	fl.BoolVar(&f.webFlags.metrics, "web-metrics", false, "serve GET /metrics on --listen too, to any logged-in user (it counts every user's sessions and names their machines); the API socket always serves it")
 	fl.IntVar(&f.maxSessions, "max-device-sessions", hub.DefaultMaxSessions, "sessions one device may have listed (and kept); more are ignored")
 	// Persistent: the user and device commands work on the same database.
 	cmd.PersistentFlags().StringVar(&e.hubDB, "db", "", "keep users, devices and sessions in PostgreSQL at this postgres:// URL ($"+dbEnv+"), for a hub of several processes; default: the data directory's SQLite")
@@ -73,16 +74,17 @@ func runHub(ctx context.Context, e *env, f hubFlags) (err error) {
 	// hub saves its devices' sessions before the database closes.
 	defer d.close(&err)
 	accounts := hub.NewAccounts(d.db)
-	notifier, err := notify.New(ctx, d.db, f.notifyFlags.options(d.log, f.webFlags))
+	notifier, err := notify.New(ctx, d.db, f.notifyFlags.options(d.log, f.webFlags, d.metrics))
 	if err != nil {
 		return err
 	}
 	d.run("notifier", stageNotify, notifier.Run)
 	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.db, Accounts: accounts, MaxSessions: f.maxSessions,
-		OnUser: notifier.Watch})
+		OnUser: notifier.Watch, Metrics: d.metrics})
 	if err != nil {
 		return err
 	}
+	hb.WatchMetrics(d.metrics)
 	d.run("hub", stageHub, hb.Run)
 	addr, base, err := d.serveWeb(f.webFlags, hb, accounts, notifier, hb.LinkHandler())
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/notify"
 )
 
@@ -23,8 +24,8 @@ func addNotifyFlags(fl interface {
 }
 
 // options are the notifier's options for a dashboard served with w.
-func (f notifyFlags) options(log *slog.Logger, w webFlags) notify.Options {
-	return notify.Options{Logger: log, AllowPrivate: f.allowPrivate, Subject: f.subject(w)}
+func (f notifyFlags) options(log *slog.Logger, w webFlags, m *metrics.Metrics) notify.Options {
+	return notify.Options{Logger: log, AllowPrivate: f.allowPrivate, Subject: f.subject(w), Metrics: m}
 }
 
 // subject is --push-subject, else the dashboard's public name: the first

@@ -67,7 +67,7 @@ func serve(ctx context.Context, e *env, f serveFlags) (err error) {
 		return err
 	}
 
-	notifier, err := notify.New(ctx, d.store, f.notifyFlags.options(d.log, f.webFlags))
+	notifier, err := notify.New(ctx, d.store, f.notifyFlags.options(d.log, f.webFlags, d.metrics))
 	if err != nil {
 		return err
 	}
@@ -77,10 +77,11 @@ func serve(ctx context.Context, e *env, f serveFlags) (err error) {
 		}
 	}
 	d.run("notifier", stageNotify, notifier.Run)
-	hb, err := hub.New(ctx, hub.Options{Logger: d.log, OnUser: notifier.Watch})
+	hb, err := hub.New(ctx, hub.Options{Logger: d.log, OnUser: notifier.Watch, Metrics: d.metrics})
 	if err != nil {
 		return err
 	}
+	hb.WatchMetrics(d.metrics)
 	d.run("hub", stageHub, hb.Run)
 	if err := joinLocal(ctx, hb, ag, d); err != nil {
 		return err
@@ -91,6 +92,7 @@ func serve(ctx context.Context, e *env, f serveFlags) (err error) {
 		if err != nil {
 			return err
 		}
+		f.webFlags.metrics = true // one user: the dashboard's own
 		_, base, err := d.serveWeb(f.webFlags, hb, accounts, notifier, nil)
 		if err != nil {
 			return err

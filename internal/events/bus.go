@@ -51,6 +51,8 @@ type Bus struct {
 	// megabytes of JSON, made once rather than once per subscriber.
 	snap   api.Event
 	snapOK bool
+	// fellBehind counts the subscribers dropped for being slow (Stats).
+	fellBehind uint64
 }
 
 // New makes a bus.
@@ -158,6 +160,7 @@ func (b *Bus) publishLocked(ev api.Event) api.Event {
 		default:
 			// Never block the publisher on a slow reader.
 			s.err = ErrFellBehind
+			b.fellBehind++
 			delete(b.subs, s)
 			close(s.ch)
 		}
@@ -257,6 +260,26 @@ func (b *Bus) Subscribers() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.subs)
+}
+
+// Stats is a bus's state for metrics.
+type Stats struct {
+	Subscribers int
+	// MaxLag is the most events queued for one subscriber, not yet read.
+	MaxLag int
+	// FellBehind counts the subscribers ever dropped for being slow.
+	FellBehind uint64
+}
+
+// Stats says how the bus's subscribers keep up.
+func (b *Bus) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := Stats{Subscribers: len(b.subs), FellBehind: b.fellBehind}
+	for s := range b.subs {
+		st.MaxLag = max(st.MaxLag, len(s.ch))
+	}
+	return st
 }
 
 // Recent returns up to n of the newest events, oldest first.

@@ -246,3 +246,29 @@ func TestEventsEncodedOnceForAllReaders(t *testing.T) {
 	defer s5.Close()
 	encodedMatches(t, recv(t, s5))
 }
+
+// TestStats: subscribers, the deepest unread queue, and the readers
+// dropped for falling behind.
+func TestStats(t *testing.T) {
+	b := New(Options{Buffer: 8})
+	fast, slow := b.Subscribe(0), b.Subscribe(0)
+	defer fast.Close()
+	<-fast.C() // the snapshot
+	b.Update(sess("a", api.StatusBusy), "", false)
+	if st := b.Stats(); st.Subscribers != 2 || st.MaxLag != 2 || st.FellBehind != 0 {
+		t.Fatalf("stats %+v, want 2 subscribers, lag 2 (slow's snapshot and event), none dropped", st)
+	}
+	for i := range 20 {
+		b.Update(sess("a", api.StatusBusy), "", false)
+		if i%4 == 0 {
+			for len(fast.C()) > 0 {
+				<-fast.C()
+			}
+		}
+	}
+	for range slow.C() {
+	}
+	if st := b.Stats(); st.Subscribers != 1 || st.FellBehind != 1 || st.MaxLag > 8 {
+		t.Fatalf("stats %+v, want the slow reader dropped and counted", st)
+	}
+}

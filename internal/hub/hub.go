@@ -23,6 +23,7 @@ import (
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/lifetime"
 	"github.com/corral-dev/corral/internal/link"
+	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/version"
 )
@@ -64,6 +65,8 @@ type Options struct {
 	// defaults).
 	MaxSessions int
 	EventRate   float64
+	// Metrics counts device links and their round trips (nil: none).
+	Metrics *metrics.Metrics
 }
 
 // hubIDKey is where the hub keeps its id, which devices sign with each
@@ -266,8 +269,9 @@ func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *li
 	peer = link.NewPeer(c, link.Options{
 		OnMsg:     func(m link.Msg) { h.onMsg(info, peer, m) },
 		OnFrame:   func(f link.Frame) { h.onFrame(info, peer, f) },
-		Heartbeat: h.o.Heartbeat,
+		Heartbeat: h.o.Heartbeat, OnRoundTrip: h.o.Metrics.LinkRoundTrip,
 	})
+	h.o.Metrics.LinkConnected()
 
 	h.mu.Lock()
 	if h.kicked[info.ID] {

@@ -59,6 +59,9 @@ type Options struct {
 	// close the link as dead after three silent intervals (see the method
 	// Heartbeat), on a goroutine of its own that ends with it.
 	Heartbeat time.Duration
+	// OnRoundTrip, when set, is told how long each answered Call took,
+	// from sending the request to its answer (metrics). It must be quick.
+	OnRoundTrip func(time.Duration)
 }
 
 // closeWait is how long Run gives the close handshake, once the link is
@@ -284,11 +287,15 @@ func (p *Peer) call(ctx context.Context, op string, args, result any, inOrder bo
 	p.mu.Unlock()
 	defer p.forget(id)
 
+	sent := time.Now()
 	if err := p.write(ctx, Text, b); err != nil {
 		return fmt.Errorf("link: %s: %w", op, err)
 	}
 	select {
 	case a := <-ch:
+		if p.opts.OnRoundTrip != nil {
+			p.opts.OnRoundTrip(time.Since(sent))
+		}
 		if inOrder {
 			if err := p.waitHandled(ctx, a.before); err != nil {
 				return fmt.Errorf("link: %s: %w", op, err)

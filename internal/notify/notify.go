@@ -24,6 +24,7 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/lifetime"
+	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/netguard"
 	"github.com/corral-dev/corral/internal/store"
 )
@@ -46,6 +47,7 @@ type Notifier struct {
 	subscriber string
 	// allowPrivate: targets may be local (Options.AllowPrivate).
 	allowPrivate bool
+	metrics      *metrics.Metrics
 
 	// sending counts the sends in flight (Handle); sendCtx bounds them and
 	// ends sendGrace after Run's context.
@@ -86,6 +88,8 @@ type Options struct {
 	// mailto: address that the push services accept (CheckSubject); empty
 	// means DefaultSubject.
 	Subject string
+	// Metrics counts the notifications sent and failed (nil: none).
+	Metrics *metrics.Metrics
 }
 
 // DefaultSubject is the VAPID subject when none is configured: the
@@ -158,7 +162,7 @@ func New(ctx context.Context, st store.Store, opts Options) (*Notifier, error) {
 	if err := CheckSubject(opts.Subject); err != nil {
 		return nil, err
 	}
-	n := &Notifier{store: st, log: opts.Logger, client: opts.Client, subscriber: subscriber(opts.Subject), allowPrivate: opts.AllowPrivate}
+	n := &Notifier{store: st, log: opts.Logger, client: opts.Client, subscriber: subscriber(opts.Subject), allowPrivate: opts.AllowPrivate, metrics: opts.Metrics}
 	n.sendCtx, n.cancelSends = context.WithCancel(context.Background())
 	priv, err := st.Get(ctx, keyVAPIDPrivate)
 	if errors.Is(err, store.ErrNotFound) {
@@ -417,10 +421,12 @@ func (n *Notifier) push(ctx context.Context, user string, m Message) {
 		})
 		if err != nil {
 			n.log.Warn("web push", "endpoint", host(s.Endpoint), "err", err)
+			n.metrics.Notified(metrics.ChannelPush, err)
 			continue
 		}
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
+		n.metrics.Notified(metrics.ChannelPush, refused(resp.StatusCode))
 		switch {
 		case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 			// The browser dropped the subscription: so do we.
@@ -489,13 +495,23 @@ func (n *Notifier) callWebhook(ctx context.Context, user string, m Message) {
 	resp, err := n.client.Do(req)
 	if err != nil {
 		n.log.Warn("webhook", "err", err)
+		n.metrics.Notified(metrics.ChannelWebhook, err)
 		return
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	n.metrics.Notified(metrics.ChannelWebhook, refused(resp.StatusCode))
 	if resp.StatusCode >= 300 {
 		n.log.Warn("webhook refused", "status", resp.StatusCode)
 	}
+}
+
+// refused is the error of an HTTP status that is no success, for metrics.
+func refused(status int) error {
+	if status >= 300 {
+		return fmt.Errorf("status %d", status)
+	}
+	return nil
 }
 
 func isNtfy(raw string) bool {

@@ -79,7 +79,7 @@ func userByName(ctx context.Context, q interface {
 
 // AddUser stores a new user.
 func (s *SQLite) AddUser(ctx context.Context, u User) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?)`,
+	_, err := s.exec(ctx, `INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?)`,
 		u.ID, u.Name, u.PasswordHash, nullString(u.TokenHash), u.CreatedAt.UnixNano())
 	if isConstraint(err) {
 		return fmt.Errorf("user %q: %w", u.Name, ErrConflict)
@@ -320,7 +320,7 @@ func (s *SQLite) ListDevices(ctx context.Context, owner string) ([]Device, error
 
 // exec1 runs a statement that must change one row.
 func (s *SQLite) exec1(ctx context.Context, q string, args ...any) error {
-	res, err := s.db.ExecContext(ctx, q, args...)
+	res, err := s.exec(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -370,7 +370,7 @@ func (s *SQLite) RemoveDevice(ctx context.Context, id string) error {
 
 // DeviceSeen records that a device connected.
 func (s *SQLite) DeviceSeen(ctx context.Context, id, hostname string, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE devices SET last_seen = ?, hostname = ? WHERE id = ?`, at.UnixNano(), hostname, id)
+	_, err := s.exec(ctx, `UPDATE devices SET last_seen = ?, hostname = ? WHERE id = ?`, at.UnixNano(), hostname, id)
 	return err
 }
 

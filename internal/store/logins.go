@@ -52,7 +52,7 @@ func (s *SQLite) WebSessionBySecret(ctx context.Context, secretHash string) (Web
 
 // TouchWebSession records that a session was used at at.
 func (s *SQLite) TouchWebSession(ctx context.Context, id string, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE web_sessions SET last_seen = ? WHERE id = ?`, at.UnixNano(), id)
+	_, err := s.exec(ctx, `UPDATE web_sessions SET last_seen = ? WHERE id = ?`, at.UnixNano(), id)
 	return err
 }
 
@@ -78,7 +78,7 @@ func (s *SQLite) WebSessions(ctx context.Context, userID string) ([]WebSession, 
 // EndWebSession ends one of a user's sessions; ErrNotFound if the user has
 // no session with that id.
 func (s *SQLite) EndWebSession(ctx context.Context, userID, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM web_sessions WHERE user_id = ? AND id = ?`, userID, id)
+	res, err := s.exec(ctx, `DELETE FROM web_sessions WHERE user_id = ? AND id = ?`, userID, id)
 	if err != nil {
 		return err
 	}

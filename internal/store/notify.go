@@ -13,7 +13,7 @@ import (
 // user's own with the same endpoint. An endpoint another user holds is
 // neither taken over nor changed: ErrOtherUser.
 func (s *SQLite) PutPushSubscription(ctx context.Context, p PushSubscription) error {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO push_subscriptions (endpoint, p256dh, auth, user, created_at)
+	res, err := s.exec(ctx, `INSERT INTO push_subscriptions (endpoint, p256dh, auth, user, created_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT(endpoint) DO UPDATE SET p256dh=excluded.p256dh, auth=excluded.auth
 		WHERE push_subscriptions.user = excluded.user`,
 		p.Endpoint, p.P256dh, p.Auth, p.User, p.CreatedAt.UnixNano())
@@ -29,14 +29,14 @@ func (s *SQLite) PutPushSubscription(ctx context.Context, p PushSubscription) er
 // DeletePushSubscription removes a subscription, whoever's it is (the push
 // service said it is gone); a missing one is not an error.
 func (s *SQLite) DeletePushSubscription(ctx context.Context, endpoint string) error {
-	_, err := s.db.ExecContext(ctx, "DELETE FROM push_subscriptions WHERE endpoint = ?", endpoint)
+	_, err := s.exec(ctx, "DELETE FROM push_subscriptions WHERE endpoint = ?", endpoint)
 	return err
 }
 
 // DeleteUserPushSubscription removes one of a user's subscriptions; another
 // user's, or a missing one, is left as it is and is not an error.
 func (s *SQLite) DeleteUserPushSubscription(ctx context.Context, user, endpoint string) error {
-	_, err := s.db.ExecContext(ctx, "DELETE FROM push_subscriptions WHERE endpoint = ? AND user = ?", endpoint, user)
+	_, err := s.exec(ctx, "DELETE FROM push_subscriptions WHERE endpoint = ? AND user = ?", endpoint, user)
 	return err
 }
 

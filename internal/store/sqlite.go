@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite"
@@ -21,6 +22,27 @@ import (
 type SQLite struct {
 	db   *sql.DB
 	path string
+	// observe is told of every write (ObserveWrites).
+	observe atomic.Pointer[func(time.Duration, error)]
+}
+
+// ObserveWrites has fn told how long every write took (a statement, or a
+// transaction from its BEGIN to its COMMIT), and whether it failed: for
+// metrics. fn must be quick; it runs on the writer's goroutine.
+func (s *SQLite) ObserveWrites(fn func(time.Duration, error)) { s.observe.Store(&fn) }
+
+func (s *SQLite) observed(start time.Time, err error) {
+	if fn := s.observe.Load(); fn != nil {
+		(*fn)(time.Since(start), err)
+	}
+}
+
+// exec runs one write statement outside a transaction.
+func (s *SQLite) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	start := time.Now()
+	res, err := s.db.ExecContext(ctx, q, args...)
+	s.observed(start, err)
+	return res, err
 }
 
 var _ Store = (*SQLite)(nil)
@@ -220,7 +242,9 @@ func (s *SQLite) migrateOne(ctx context.Context) (done bool, err error) {
 // start (BEGIN IMMEDIATE), committing if fn returns nil: for a read that
 // decides a write, which a deferred transaction would let another process
 // race between the two.
-func (s *SQLite) immediate(ctx context.Context, fn func(*sql.Conn) error) error {
+func (s *SQLite) immediate(ctx context.Context, fn func(*sql.Conn) error) (err error) {
+	start := time.Now()
+	defer func() { s.observed(start, err) }()
 	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -303,7 +327,7 @@ func (s *SQLite) PutSessions(ctx context.Context, rs []Session) error {
 
 // DeleteSession removes a session; a missing one is not an error.
 func (s *SQLite) DeleteSession(ctx context.Context, id string) error {
-	_, err := s.db.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
+	_, err := s.exec(ctx, "DELETE FROM sessions WHERE id = ?", id)
 	return err
 }
 
@@ -348,7 +372,7 @@ func (s *SQLite) Set(ctx context.Context, key string, value []byte) error {
 	if value == nil {
 		value = []byte{}
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)
+	_, err := s.exec(ctx, `INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT(key) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at`,
 		key, value, time.Now().UnixNano())
 	return err
@@ -381,6 +405,6 @@ func (s *SQLite) SetIfAbsent(ctx context.Context, values map[string][]byte) (map
 
 // Delete removes a key; a missing one is not an error.
 func (s *SQLite) Delete(ctx context.Context, key string) error {
-	_, err := s.db.ExecContext(ctx, "DELETE FROM kv WHERE key = ?", key)
+	_, err := s.exec(ctx, "DELETE FROM kv WHERE key = ?", key)
 	return err
 }

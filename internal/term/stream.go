@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -105,6 +106,7 @@ type Stream struct {
 	suspend      func(tty string) error
 	activity     func() (uint64, error)
 	scrolled     func() bool // Options.Scrolled, until pump called it
+	stats        *Stats      // Options.Stats
 	replaces     []*Stream   // Options.Replaces, until pump closed them
 	floodFrom    time.Time   // start of the current flood window
 	floodN       int         // bytes read in it
@@ -193,6 +195,16 @@ type Options struct {
 	// lines between its screen and its history under this stream's
 	// attach, so that it would ask for a redraw in turn, forever.
 	Replaces []*Stream
+	// Stats, when set, counts this stream's output and redraws, with
+	// those of every stream given the same Stats.
+	Stats *Stats
+}
+
+// Stats counts what streams did, for metrics.
+type Stats struct {
+	// Bytes is the output taken in from the PTYs; Redraws the times a
+	// viewer that fell behind was told to redraw.
+	Bytes, Redraws atomic.Uint64
 }
 
 // Start runs the command under a new PTY.
@@ -214,8 +226,8 @@ func Start(opts Options) (*Stream, error) {
 	}
 	s := &Stream{ID: hex.EncodeToString(id[:]), cmd: cmd, pty: ptmx, tty: tty, suspend: opts.Suspend, activity: opts.Activity, scrolled: opts.Scrolled,
 		floodBytes: opts.FloodBytes,
-		replaces:   opts.Replaces,
-		ring:       make([]byte, RingSize), wake: make(chan struct{}), rows: rows, idleSince: time.Now()}
+		replaces:   opts.Replaces, stats: opts.Stats,
+		ring: make([]byte, RingSize), wake: make(chan struct{}), rows: rows, idleSince: time.Now()}
 	if len(opts.Prefill) > 0 {
 		s.appendLocked(opts.Prefill)
 		// The scrollback ends with newlines that push it up: by design.
@@ -326,6 +338,9 @@ func (s *Stream) pump() {
 		s.mu.Lock()
 		if n > 0 {
 			s.appendLocked(buf[:n])
+			if s.stats != nil {
+				s.stats.Bytes.Add(uint64(n))
+			}
 		}
 		if err != nil {
 			s.closeLocked(err)
@@ -538,6 +553,9 @@ func (s *Stream) Read(ctx context.Context, offset uint64, max int) ([]byte, erro
 			if s.lagged && !s.asleep && offset == s.end {
 				s.lagged = false
 				s.redrawn = true
+				if s.stats != nil {
+					s.stats.Redraws.Add(1)
+				}
 				return nil, ErrRedraw
 			}
 			continue

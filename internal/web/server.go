@@ -46,6 +46,9 @@ type Options struct {
 	Link http.Handler
 	// TLS: the server serves HTTPS itself, and says so with HSTS.
 	TLS bool
+	// Metrics, when set, serves GET /metrics (Prometheus) to a logged-in
+	// user or an API token.
+	Metrics http.Handler
 }
 
 // Server is the dashboard's HTTP handler.
@@ -87,8 +90,20 @@ func New(b backend.Backend, opts Options) *Server {
 		{"GET /api/v1/sessions/{id}/terminal", s.terminalWS},
 		{"/api/", s.api.ServeHTTP},
 	}
+	if opts.Metrics != nil {
+		authed = append(authed, struct {
+			pattern string
+			fn      http.HandlerFunc
+		}{"GET /metrics", opts.Metrics.ServeHTTP})
+	}
 	for _, r := range authed {
 		s.mux.Handle(r.pattern, s.requireAuth(r.fn))
+	}
+	if opts.Metrics == nil {
+		// Not the UI's page: a scraper should hear why.
+		s.mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+			httpapi.WriteError(w, api.Errorf(api.CodeNotFound, "metrics are not served here: read them on the API socket, or start the hub with --web-metrics"))
+		})
 	}
 	s.mux.Handle("/", s.assets())
 	return s

@@ -1055,6 +1055,31 @@ func TestHubReconnect(t *testing.T) {
 	}
 	noListeningTCP(t, m1.serve.Process.Pid, "corral agent m1 (after reconnecting)")
 	noListeningTCP(t, m2.serve.Process.Pid, "corral agent m2 (after reconnecting)")
+
+	// The metrics saw it: the agent redialled and streamed the terminal,
+	// the hub counts every machine's sessions by its name.
+	agentM := scrapeMetrics(t, m1.dataDir)
+	if n, _ := metricSum(agentM, "corral_link_reconnects_total"); n < 1 {
+		t.Errorf("m1's link reconnects: %v, want at least 1", n)
+	}
+	if n, _ := metricSum(agentM, "corral_terminal_bytes_total"); n < 400 {
+		t.Errorf("m1's terminal bytes: %v, want the counter's output", n)
+	}
+	hubM := scrapeMetrics(t, hp.dataDir)
+	if n, _ := metricSum(hubM, `corral_sessions{machine="m1",status="review"}`); n != 1 {
+		t.Errorf("the hub's review sessions on m1: %v, want 1 (c1)", n)
+	}
+	if n, _ := metricSum(hubM, `corral_sessions{machine="m2",`); n != 1 {
+		t.Errorf("the hub's sessions on m2: %v, want 1", n)
+	}
+	if n, _ := metricSum(hubM, "corral_link_connects_total"); n < 2 {
+		t.Errorf("the hub's link connects since its restart: %v, want both agents", n)
+	}
+	// A hub's dashboard serves them only with --web-metrics: its users
+	// would read each other's machines.
+	if code, body := rawRequest(t, hp, alice.token, "GET", "/metrics", nil); code != http.StatusNotFound {
+		t.Errorf("/metrics on the hub's dashboard without --web-metrics: %d %s", code, body)
+	}
 }
 
 var retryRe = regexp.MustCompile(`hub link down; retrying.* in=(\S+)`)

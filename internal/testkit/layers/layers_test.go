@@ -35,11 +35,11 @@ var (
 		"internal/backend": {"internal/api"},
 		"internal/claude":  {"internal/api"},
 		"internal/status":  {"internal/api"},
-		"internal/events":  {"internal/api", "internal/metrics"},
+		"internal/events":  {"internal/api"},
 		"internal/gitrepo": {"internal/api"},
 		"internal/client":  {"internal/api"},
 		"internal/tsgen":   {"internal/api"},
-		"internal/link":    {"internal/api", "internal/lifetime", "internal/metrics"},
+		"internal/link":    {"internal/api", "internal/lifetime"},
 		"internal/bound":   {"internal/lifetime"},
 		"internal/hook":    {"internal/datadir", "internal/proc"},
 		// The store's other implementation and its conformance suite.
@@ -58,9 +58,9 @@ var (
 			"internal/lifetime", "internal/link", "internal/notify", "internal/store", "internal/version", "internal/metrics"},
 		"internal/agentlink": {"internal/agent", "internal/api", "internal/backend", "internal/claude", "internal/devicekey",
 			"internal/lifetime", "internal/link", "internal/term", "internal/version", "internal/metrics"},
-		"internal/httpapi": {"internal/api", "internal/backend", "internal/metrics"},
+		"internal/httpapi": {"internal/api", "internal/backend"},
 		"internal/web": {"internal/api", "internal/backend", "internal/httpapi", "internal/identity", "internal/notify",
-			"internal/store", "internal/version", "internal/metrics"},
+			"internal/store", "internal/version"},
 	}
 	// top: the commands, and the tests' kit, may use anything below them.
 	top = []string{"internal/cli", "cmd/corral", "cmd/corral-hook", "bench/", "test/", "internal/testkit/"}
@@ -169,7 +169,7 @@ func TestDependencyOrder(t *testing.T) {
 	// The table names no package that is gone.
 	for _, group := range [][]string{leaves, keys(wire), keys(upper)} {
 		for _, p := range group {
-			if _, err := os.Stat(filepath.Join(root, p)); err != nil && p != "internal/metrics" {
+			if _, err := os.Stat(filepath.Join(root, p)); err != nil {
 				t.Errorf("the table names %s, which does not exist", p)
 			}
 		}
