@@ -23,11 +23,13 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/atomicfile"
 	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/lifetime"
+	"github.com/corral-dev/corral/internal/shellquote"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/term"
@@ -239,7 +241,7 @@ func HookExec(corralBin, dataDir string) claude.Exec {
 
 // StatusLineCommand is the command line of corral's status line.
 func (a *Agent) StatusLineCommand() string {
-	return claude.CommandLine(a.cfg.CorralBin, "statusline", "--data-dir", a.cfg.DataDir)
+	return shellquote.Join(a.cfg.CorralBin, "statusline", "--data-dir", a.cfg.DataDir)
 }
 
 // Serve starts the agent (Start) and serves until ctx ends, then stops it
@@ -270,7 +272,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := claude.WriteIfChanged(a.settings, settings, 0o600); err != nil {
+	if _, err := atomicfile.WriteIfChanged(a.settings, settings, 0o600); err != nil {
 		return fmt.Errorf("write claude settings: %w", err)
 	}
 	if err := a.tmux.WriteConfig(); err != nil {

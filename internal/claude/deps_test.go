@@ -6,8 +6,10 @@ import (
 	"github.com/corral-dev/corral/internal/testkit/imports"
 )
 
-// TestImports keeps the package a leaf: the standard library, fsnotify and
-// corral's wire types only.
+// TestImports keeps the package near a leaf: the standard library,
+// fsnotify, corral's wire types and its small generic helpers only.
 func TestImports(t *testing.T) {
-	imports.Only(t, "github.com/fsnotify/fsnotify", "github.com/corral-dev/corral/internal/api")
+	imports.Only(t, "github.com/fsnotify/fsnotify", "github.com/corral-dev/corral/internal/api",
+		"github.com/corral-dev/corral/internal/atomicfile", "github.com/corral-dev/corral/internal/jsonobject",
+		"github.com/corral-dev/corral/internal/regularfile", "github.com/corral-dev/corral/internal/shellquote")
 }

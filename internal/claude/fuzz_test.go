@@ -283,36 +283,6 @@ func dropEmptyHooks(v any) any {
 	return m
 }
 
-// FuzzParseJSONObject compares the order-keeping parser with
-// encoding/json.
-func FuzzParseJSONObject(f *testing.F) {
-	f.Add([]byte(userSettings))
-	f.Add([]byte(`{"a":1,"a":{"b":2}}`))
-	f.Add([]byte(`{"x":"\u003c"} `))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		o, err := parseJSONObject(b)
-		var want map[string]any
-		werr := json.Unmarshal(b, &want)
-		if err != nil {
-			return // stricter than encoding/json is fine (e.g. invalid UTF-8)
-		}
-		if werr != nil {
-			t.Fatalf("accepted what encoding/json rejects: %v", werr)
-		}
-		out, err := o.indented()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got map[string]any
-		if err := json.Unmarshal(out, &got); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("differs:\n%s\n%s", b, out)
-		}
-	})
-}
-
 func FuzzReadScreen(f *testing.F) {
 	for _, c := range corpus(f) {
 		f.Add(c.text)

@@ -11,6 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/corral-dev/corral/internal/atomicfile"
+	"github.com/corral-dev/corral/internal/jsonobject"
+	"github.com/corral-dev/corral/internal/regularfile"
 )
 
 // SettingsPath is the user's Claude settings file in Claude's configuration
@@ -90,7 +94,7 @@ func installGlobal(claudeDir string, hookCmd Exec, statusCmd string, now time.Ti
 		return res, err
 	}
 	// Our entries for events we no longer register go away.
-	for _, ev := range append([]string(nil), hooks.keys...) {
+	for _, ev := range hooks.Keys() {
 		if isRegistered(ev) {
 			continue
 		}
@@ -115,12 +119,12 @@ func installGlobal(claudeDir string, hookCmd Exec, statusCmd string, now time.Ti
 	if err != nil {
 		return res, err
 	}
-	sf.obj.set("hooks", hraw)
+	sf.obj.Set("hooks", hraw)
 
 	var sidecar *statusLineSidecar
 	if statusCmd != "" {
 		want, _ := json.Marshal(ownStatusLine(statusCmd))
-		cur, has := sf.obj.get("statusLine")
+		cur, has := sf.obj.Get("statusLine")
 		if has && statusLineIsOwn(cur) {
 			if sc, err := readSidecar(claudeDir); err == nil {
 				res.OriginalStatusLine = sc.StatusLine
@@ -134,10 +138,10 @@ func installGlobal(claudeDir string, hookCmd Exec, statusCmd string, now time.Ti
 			res.OriginalStatusLine = orig
 		}
 		if !has || !jsonEqual(cur, want) {
-			sf.obj.set("statusLine", want)
+			sf.obj.Set("statusLine", want)
 		}
 	}
-	out, err := sf.obj.indented()
+	out, err := sf.obj.Indented()
 	if err != nil {
 		return res, err
 	}
@@ -157,7 +161,7 @@ func installGlobal(claudeDir string, hookCmd Exec, statusCmd string, now time.Ti
 		if err != nil {
 			return res, err
 		}
-		if err := WriteFileAtomic(StatusLineSidecarPath(claudeDir), b, 0o600); err != nil {
+		if err := atomicfile.Write(StatusLineSidecarPath(claudeDir), b, 0o600); err != nil {
 			return res, fmt.Errorf("save original statusLine: %w", err)
 		}
 		res.SidecarPath = StatusLineSidecarPath(claudeDir)
@@ -179,12 +183,12 @@ func uninstallGlobal(claudeDir string, now time.Time) (InstallResult, error) {
 		removeIfExists(sidecarPath)
 		return res, nil
 	}
-	if raw, ok := sf.obj.get("hooks"); ok && string(raw) != "null" {
+	if raw, ok := sf.obj.Get("hooks"); ok && string(raw) != "null" {
 		hooks, err := sf.hooksObject()
 		if err != nil {
 			return res, err
 		}
-		for _, ev := range append([]string(nil), hooks.keys...) {
+		for _, ev := range hooks.Keys() {
 			n, err := editEvent(hooks, ev, nil)
 			if err != nil {
 				return res, err
@@ -192,27 +196,27 @@ func uninstallGlobal(claudeDir string, now time.Time) (InstallResult, error) {
 			res.HooksRemoved += n
 		}
 		if res.HooksRemoved > 0 {
-			if hooks.len() == 0 {
-				sf.obj.del("hooks")
+			if hooks.Len() == 0 {
+				sf.obj.Del("hooks")
 			} else {
 				hraw, err := hooks.MarshalJSON()
 				if err != nil {
 					return res, err
 				}
-				sf.obj.set("hooks", hraw)
+				sf.obj.Set("hooks", hraw)
 			}
 		}
 	}
-	if cur, ok := sf.obj.get("statusLine"); ok && statusLineIsOwn(cur) {
+	if cur, ok := sf.obj.Get("statusLine"); ok && statusLineIsOwn(cur) {
 		sc, err := readSidecar(claudeDir)
 		if err == nil && len(sc.StatusLine) > 0 && string(sc.StatusLine) != "null" {
-			sf.obj.set("statusLine", sc.StatusLine)
+			sf.obj.Set("statusLine", sc.StatusLine)
 			res.OriginalStatusLine = sc.StatusLine
 		} else {
-			sf.obj.del("statusLine")
+			sf.obj.Del("statusLine")
 		}
 	}
-	out, err := sf.obj.indented()
+	out, err := sf.obj.Indented()
 	if err != nil {
 		return res, err
 	}
@@ -245,13 +249,13 @@ type settingsFile struct {
 	exists bool
 	mode   fs.FileMode
 	data   []byte
-	obj    *jsonObject
+	obj    *jsonobject.Object
 }
 
 // loadSettings reads a settings file, following a symlink (dotfile
 // managers link it) so the write replaces the target, not the link.
 func loadSettings(path string) (*settingsFile, error) {
-	sf := &settingsFile{path: path, mode: 0o600, obj: newJSONObject()}
+	sf := &settingsFile{path: path, mode: 0o600, obj: jsonobject.New()}
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		target, err := filepath.EvalSymlinks(path)
 		if err != nil {
@@ -269,7 +273,7 @@ func loadSettings(path string) (*settingsFile, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", sf.path)
 	}
-	b, err := readFileLimited(sf.path, MaxSettingsFile)
+	b, err := regularfile.ReadFile(sf.path, MaxSettingsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +281,7 @@ func loadSettings(path string) (*settingsFile, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return sf, nil // an empty file is an empty object
 	}
-	obj, err := parseJSONObject(b)
+	obj, err := jsonobject.Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("refusing to edit %s: it is not a valid JSON object (%v); fix or move it first", sf.path, err)
 	}
@@ -286,12 +290,12 @@ func loadSettings(path string) (*settingsFile, error) {
 }
 
 // hooksObject returns the "hooks" object (empty if absent or null).
-func (sf *settingsFile) hooksObject() (*jsonObject, error) {
-	raw, ok := sf.obj.get("hooks")
+func (sf *settingsFile) hooksObject() (*jsonobject.Object, error) {
+	raw, ok := sf.obj.Get("hooks")
 	if !ok || string(bytes.TrimSpace(raw)) == "null" {
-		return newJSONObject(), nil
+		return jsonobject.New(), nil
 	}
-	h, err := parseJSONObject(raw)
+	h, err := jsonobject.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("refusing to edit %s: \"hooks\" is not an object", sf.path)
 	}
@@ -308,7 +312,7 @@ func (sf *settingsFile) write(out []byte, now time.Time, res *InstallResult) err
 		}
 		res.Backup = b
 	}
-	if err := WriteFileAtomic(sf.path, out, sf.mode); err != nil {
+	if err := atomicfile.Write(sf.path, out, sf.mode); err != nil {
 		return err
 	}
 	res.Changed = true
@@ -350,9 +354,9 @@ func writeBackup(path string, data []byte, now time.Time) (string, error) {
 // set, makes want the only corral group. It returns how many of corral's
 // hooks it removed, or -1 when want was already there exactly (nothing
 // changed). Groups and hooks that are not corral's are kept verbatim.
-func editEvent(hooks *jsonObject, event string, want *hookGroup) (int, error) {
+func editEvent(hooks *jsonobject.Object, event string, want *hookGroup) (int, error) {
 	var groups []json.RawMessage
-	if raw, ok := hooks.get(event); ok && string(bytes.TrimSpace(raw)) != "null" {
+	if raw, ok := hooks.Get(event); ok && string(bytes.TrimSpace(raw)) != "null" {
 		if err := json.Unmarshal(raw, &groups); err != nil {
 			return 0, fmt.Errorf("refusing to edit settings: hooks.%s is not a list", event)
 		}
@@ -365,12 +369,12 @@ func editEvent(hooks *jsonObject, event string, want *hookGroup) (int, error) {
 	removed := 0
 	exact := false
 	for _, g := range groups {
-		obj, err := parseJSONObject(g)
+		obj, err := jsonobject.Parse(g)
 		if err != nil {
 			kept = append(kept, g)
 			continue
 		}
-		hraw, ok := obj.get("hooks")
+		hraw, ok := obj.Get("hooks")
 		var hs []json.RawMessage
 		if !ok || json.Unmarshal(hraw, &hs) != nil {
 			kept = append(kept, g)
@@ -396,7 +400,7 @@ func editEvent(hooks *jsonObject, event string, want *hookGroup) (int, error) {
 				exact = true
 			}
 		default:
-			obj.set("hooks", rawArray(keptH))
+			obj.Set("hooks", rawArray(keptH))
 			b, err := obj.MarshalJSON()
 			if err != nil {
 				return 0, err
@@ -413,9 +417,9 @@ func editEvent(hooks *jsonObject, event string, want *hookGroup) (int, error) {
 		return 0, nil
 	}
 	if len(kept) == 0 {
-		hooks.del(event)
+		hooks.Del(event)
 	} else {
-		hooks.set(event, rawArray(kept))
+		hooks.Set(event, rawArray(kept))
 	}
 	return removed, nil
 }
@@ -452,7 +456,7 @@ func statusLineIsOwn(raw json.RawMessage) bool {
 
 func readSidecar(claudeDir string) (statusLineSidecar, error) {
 	var sc statusLineSidecar
-	b, err := readFileLimited(StatusLineSidecarPath(claudeDir), MaxSettingsFile)
+	b, err := regularfile.ReadFile(StatusLineSidecarPath(claudeDir), MaxSettingsFile)
 	if err != nil {
 		return sc, err
 	}

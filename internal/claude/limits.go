@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+
+	"github.com/corral-dev/corral/internal/regularfile"
 )
 
 // Size limits. Claude's own files are small except transcripts, whose single
@@ -28,26 +29,7 @@ const (
 )
 
 // ErrTooLarge is wrapped by every error about input over a size limit.
-var ErrTooLarge = errors.New("input too large")
-
-// readFileLimited reads at most limit bytes of path and fails with
-// ErrTooLarge beyond that, so a huge or endless file (a FIFO, /dev/zero)
-// cannot be slurped.
-func readFileLimited(path string, limit int64) ([]byte, error) {
-	f, err := openRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: %w (over %d bytes)", path, ErrTooLarge, limit)
-	}
-	return b, nil
-}
+var ErrTooLarge = regularfile.ErrTooLarge
 
 // checkObject rejects input that is not a single JSON object, with an error
 // that says what it is instead.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/regularfile"
 )
 
 // resumeProbe is how much of a transcript's head and tail ListResumable
@@ -101,7 +102,7 @@ func ListResumable(claudeDir, dir string, limit int) ([]api.Resumable, error) {
 // probePrompts reads the first and last prompt of a transcript from its
 // head and tail.
 func probePrompts(path string) (first, last string, ok bool) {
-	f, err := openRegular(path)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return "", "", false
 	}

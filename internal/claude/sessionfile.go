@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/corral-dev/corral/internal/regularfile"
 )
 
 // Values of SessionFile.Status written by Claude 2.1.197.
@@ -133,7 +135,7 @@ func SessionFilePID(name string) (int, bool) {
 
 // ReadSessionFile reads and parses one session file.
 func ReadSessionFile(path string) (SessionFile, error) {
-	b, err := readFileLimited(path, MaxSessionFile)
+	b, err := regularfile.ReadFile(path, MaxSessionFile)
 	if err != nil {
 		return SessionFile{}, err
 	}

@@ -3,13 +3,12 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/corral-dev/corral/internal/shellquote"
 )
 
 // OwnMarker ends every command corral registers in a Claude settings file.
@@ -90,80 +89,11 @@ func IsOwnCommand(cmd string) bool {
 	if strings.Contains(cmd, OwnMarker) {
 		return true
 	}
-	w := shellWords(cmd, 2)
+	w := shellquote.Words(cmd, 2)
 	if len(w) < 2 {
 		return false
 	}
 	return filepath.Base(w[0]) == "corral" && (w[1] == "hook" || w[1] == "statusline")
-}
-
-// shellWords splits the first n words of a POSIX shell command, honouring
-// quotes and backslashes (enough to find a program and its first
-// argument; no expansion).
-func shellWords(s string, n int) []string {
-	var out []string
-	var cur strings.Builder
-	in := false // inside a word
-	for i := 0; i < len(s) && len(out) < n; i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			if in {
-				out = append(out, cur.String())
-				cur.Reset()
-				in = false
-			}
-		case c == '\'':
-			in = true
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				cur.WriteString(s[i+1:])
-				i = len(s)
-			} else {
-				cur.WriteString(s[i+1 : i+1+j])
-				i += j + 1
-			}
-		case c == '"':
-			in = true
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte(`"\$`+"`", s[i+1]) >= 0 {
-					i++
-				}
-				cur.WriteByte(s[i])
-			}
-		case c == '\\' && i+1 < len(s):
-			in = true
-			i++
-			cur.WriteByte(s[i])
-		default:
-			in = true
-			cur.WriteByte(c)
-		}
-	}
-	if in && len(out) < n {
-		out = append(out, cur.String())
-	}
-	return out
-}
-
-// ShellQuote quotes s for a POSIX shell, leaving plain words as they are.
-func ShellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// CommandLine joins arguments into a shell command line, quoting each.
-// Build hook and status-line commands with it ("corral" path, "hook").
-func CommandLine(args ...string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = ShellQuote(a)
-	}
-	return strings.Join(q, " ")
 }
 
 // checkCommand rejects commands that could not be a single shell command.
@@ -255,63 +185,4 @@ func marshalIndent(v any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory, synced and renamed into place, so readers see the old or the
-// new content, never a mix. The file gets perm exactly (not masked).
-func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(perm); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	// Make the rename itself durable; not all systems allow syncing a
-	// directory, and the data is already safe, so failure is ignored.
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
-}
-
-// WriteIfChanged writes data atomically unless path already holds exactly
-// data with mode perm; it reports whether it wrote.
-func WriteIfChanged(path string, data []byte, perm fs.FileMode) (bool, error) {
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) && fi.Mode().Perm() == perm.Perm() {
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-			return false, nil
-		}
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
-	if err := WriteFileAtomic(path, data, perm); err != nil {
-		return false, err
-	}
-	return true, nil
 }

@@ -2,16 +2,16 @@ package claude
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/corral-dev/corral/internal/shellquote"
 )
 
 func TestSettingsJSON(t *testing.T) {
 	hook := Exec{Path: "/opt/my tools/corral-hook", Args: []string{"--data-dir", "/d y"}}
-	status := CommandLine("/opt/my tools/corral", "statusline")
+	status := shellquote.Join("/opt/my tools/corral", "statusline")
 	b, err := SettingsJSON(hook, status)
 	if err != nil {
 		t.Fatal(err)
@@ -118,59 +118,5 @@ func TestOwnCommands(t *testing.T) {
 	}
 	if MarkCommand("x #corral-managed") != "x #corral-managed" || MarkCommand(" x ") != "x #corral-managed" {
 		t.Fatal("MarkCommand not idempotent")
-	}
-}
-
-func TestShellQuoteRoundTrip(t *testing.T) {
-	args := []string{"/usr/bin/corral", "with space", "it's", `dq"x`, "$HOME", "", "a\\b", "plain-word_1.2"}
-	got := shellWords(CommandLine(args...), 100)
-	if !slices.Equal(got, args) {
-		t.Fatalf("round trip:\n%q\n%q", CommandLine(args...), got)
-	}
-	if ShellQuote("abc/d-e.f") != "abc/d-e.f" || ShellQuote("") != "''" {
-		t.Fatal("plain words quoted")
-	}
-	if w := shellWords(`a "b \"c\" d" 'e`, 10); !slices.Equal(w, []string{"a", `b "c" d`, "e"}) {
-		t.Fatalf("%q", w)
-	}
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "f.json")
-	if err := WriteFileAtomic(path, []byte("one"), 0o640); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFileAtomic(path, []byte("two"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
-	fi, _ := os.Stat(path)
-	if string(b) != "two" || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("%q %v", b, fi.Mode())
-	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 {
-		t.Fatalf("temp files left: %v", ents)
-	}
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o600); err == nil {
-		t.Fatal("wrote into a missing directory")
-	}
-
-	changed, err := WriteIfChanged(path, []byte("two"), 0o600)
-	if err != nil || changed {
-		t.Fatalf("same content rewritten: %v %v", changed, err)
-	}
-	changed, err = WriteIfChanged(path, []byte("two"), 0o644)
-	if err != nil || !changed {
-		t.Fatalf("mode change not written: %v %v", changed, err)
-	}
-	changed, err = WriteIfChanged(path, []byte("three"), 0o644)
-	if b, _ := os.ReadFile(path); err != nil || !changed || string(b) != "three" {
-		t.Fatalf("%v %v %q", changed, err, b)
-	}
-	changed, err = WriteIfChanged(filepath.Join(dir, "new"), []byte("n"), 0o600)
-	if err != nil || !changed {
-		t.Fatalf("new file: %v %v", changed, err)
 	}
 }

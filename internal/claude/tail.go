@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/corral-dev/corral/internal/regularfile"
 )
 
 // Position is where a Tailer stands in a transcript; save it to resume
@@ -70,7 +72,7 @@ const tailChunk = 64 << 10
 // (Claude creates the transcript with the first message).
 func (t *Tailer) Read() (TailBatch, error) {
 	var batch TailBatch
-	f, err := openRegular(t.path)
+	f, err := regularfile.Open(t.path)
 	if err != nil {
 		return batch, err
 	}
@@ -82,7 +84,7 @@ func (t *Tailer) Read() (TailBatch, error) {
 	if !fi.Mode().IsRegular() {
 		return batch, fmt.Errorf("%s: not a regular file", t.path)
 	}
-	dev, ino := fileID(fi)
+	dev, ino := regularfile.ID(fi)
 	size := fi.Size()
 	reset := func() {
 		t.pos = Position{}

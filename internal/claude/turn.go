@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/corral-dev/corral/internal/regularfile"
 )
 
 // TurnStatus is how the last turn of a transcript stands.
@@ -58,7 +60,7 @@ func LastTurnState(path string) (TurnState, error) {
 // ReadTail parses the complete lines in the last n bytes of a transcript
 // (the first, cut line is dropped; bad lines are skipped).
 func ReadTail(path string, n int64) ([]Entry, error) {
-	f, err := openRegular(path)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

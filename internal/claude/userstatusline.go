@@ -2,6 +2,9 @@ package claude
 
 import (
 	"path/filepath"
+
+	"github.com/corral-dev/corral/internal/jsonobject"
+	"github.com/corral-dev/corral/internal/regularfile"
 )
 
 // UserStatusLine returns the user's own status-line command, so corral's
@@ -43,15 +46,15 @@ func UserStatusLine(claudeDir, projectDir string) (command string, ok bool) {
 // statusLineIn returns the statusLine value of a settings file, if the
 // file is readable, valid and sets one.
 func statusLineIn(path string) ([]byte, bool) {
-	b, err := readFileLimited(path, MaxSettingsFile)
+	b, err := regularfile.ReadFile(path, MaxSettingsFile)
 	if err != nil {
 		return nil, false
 	}
-	obj, err := parseJSONObject(b)
+	obj, err := jsonobject.Parse(b)
 	if err != nil {
 		return nil, false
 	}
-	raw, ok := obj.get("statusLine")
+	raw, ok := obj.Get("statusLine")
 	if !ok || string(raw) == "null" {
 		return nil, false
 	}

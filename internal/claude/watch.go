@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/corral-dev/corral/internal/regularfile"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -174,7 +175,7 @@ func (sw *sessionWatcher) handle(ev fsnotify.Event) error {
 // read reports the file's current content if it parses and changed, or its
 // removal if it is gone.
 func (sw *sessionWatcher) read(pid int, path string, initial bool) {
-	b, err := readFileLimited(path, MaxSessionFile)
+	b, err := regularfile.ReadFile(path, MaxSessionFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			sw.removed(pid, path)

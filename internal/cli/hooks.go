@@ -10,6 +10,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/shellquote"
 )
 
 func newHooksCmd(e *env) *cobra.Command {
@@ -109,6 +110,6 @@ func (e *env) hookCommands() (claudeDir string, hookCmd claude.Exec, statusCmd s
 		exe = r
 	}
 	hookCmd = agent.HookExec(exe, dir)
-	statusCmd = claude.CommandLine(exe, "statusline", "--data-dir", dir)
+	statusCmd = shellquote.Join(exe, "statusline", "--data-dir", dir)
 	return
 }

@@ -28,12 +28,15 @@ var (
 		"internal/identity", "internal/lifetime", "internal/netguard", "internal/proc", "internal/service",
 		"internal/store", "internal/term", "internal/termsafe", "internal/tmux", "internal/version",
 		"internal/metrics",
+		// Small generic helpers, none of them about Claude or corral.
+		"internal/atomicfile", "internal/jsonobject", "internal/regularfile", "internal/shellquote",
 	}
 	// wire: the wire types and what reads Claude's and git's data,
 	// depending on nothing of ours but api (and a leaf or two).
 	wire = map[string][]string{
 		"internal/backend": {"internal/api"},
-		"internal/claude":  {"internal/api"},
+		"internal/claude": {"internal/api", "internal/atomicfile", "internal/jsonobject", "internal/regularfile",
+			"internal/shellquote"},
 		"internal/status":  {"internal/api"},
 		"internal/events":  {"internal/api", "internal/metrics"},
 		"internal/gitrepo": {"internal/api"},
@@ -49,8 +52,8 @@ var (
 	// The machine, the people, and the serving layers. Serving (httpapi,
 	// web) uses backend's interfaces, never hub or agent.
 	upper = map[string][]string{
-		"internal/agent": {"internal/api", "internal/backend", "internal/claude", "internal/datadir", "internal/events",
-			"internal/fetch", "internal/gitrepo", "internal/hook", "internal/lifetime", "internal/proc", "internal/status",
+		"internal/agent": {"internal/api", "internal/atomicfile", "internal/backend", "internal/claude", "internal/datadir", "internal/events",
+			"internal/fetch", "internal/gitrepo", "internal/hook", "internal/lifetime", "internal/proc", "internal/shellquote", "internal/status",
 			"internal/store", "internal/term", "internal/termsafe", "internal/tmux", "internal/version", "internal/metrics"},
 		"internal/notify": {"internal/api", "internal/events", "internal/lifetime", "internal/netguard", "internal/store",
 			"internal/metrics"},

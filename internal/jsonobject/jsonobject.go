@@ -1,4 +1,7 @@
-package claude
+// Package jsonobject edits a JSON object in place: keys keep their order
+// and values their exact bytes, so changing one key of a file a person
+// wrote (a settings file) leaves the rest of it as it was.
+package jsonobject
 
 import (
 	"bytes"
@@ -8,20 +11,21 @@ import (
 	"io"
 )
 
-// jsonObject is a JSON object that keeps its keys in order and its values
+// Object is a JSON object that keeps its keys in order and its values
 // verbatim, so that editing one key of a user's settings leaves every
 // other byte of meaning (and the order a person chose) alone.
-type jsonObject struct {
+type Object struct {
 	keys []string
 	vals map[string]json.RawMessage
 }
 
-func newJSONObject() *jsonObject { return &jsonObject{vals: map[string]json.RawMessage{}} }
+// New returns an empty object.
+func New() *Object { return &Object{vals: map[string]json.RawMessage{}} }
 
-// parseJSONObject parses b, which must be exactly one JSON object. A
+// Parse parses b, which must be exactly one JSON object. A
 // repeated key keeps its first position and its last value, as
 // JSON.parse does.
-func parseJSONObject(b []byte) (*jsonObject, error) {
+func Parse(b []byte) (*Object, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -31,7 +35,7 @@ func parseJSONObject(b []byte) (*jsonObject, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	o := newJSONObject()
+	o := New()
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -45,7 +49,7 @@ func parseJSONObject(b []byte) (*jsonObject, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
-		o.set(k, v)
+		o.Set(k, v)
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
 		return nil, err
@@ -56,19 +60,22 @@ func parseJSONObject(b []byte) (*jsonObject, error) {
 	return o, nil
 }
 
-func (o *jsonObject) get(k string) (json.RawMessage, bool) {
+// Get returns the value of k, verbatim.
+func (o *Object) Get(k string) (json.RawMessage, bool) {
 	v, ok := o.vals[k]
 	return v, ok
 }
 
-func (o *jsonObject) set(k string, v json.RawMessage) {
+// Set sets k to v, keeping k's position if it is there (a new key goes last).
+func (o *Object) Set(k string, v json.RawMessage) {
 	if _, ok := o.vals[k]; !ok {
 		o.keys = append(o.keys, k)
 	}
 	o.vals[k] = v
 }
 
-func (o *jsonObject) del(k string) {
+// Del removes k.
+func (o *Object) Del(k string) {
 	if _, ok := o.vals[k]; !ok {
 		return
 	}
@@ -81,10 +88,14 @@ func (o *jsonObject) del(k string) {
 	}
 }
 
-func (o *jsonObject) len() int { return len(o.keys) }
+// Keys returns the keys in order, in a fresh slice.
+func (o *Object) Keys() []string { return append([]string(nil), o.keys...) }
+
+// Len is the number of keys.
+func (o *Object) Len() int { return len(o.keys) }
 
 // MarshalJSON writes the object compactly, values verbatim.
-func (o *jsonObject) MarshalJSON() ([]byte, error) {
+func (o *Object) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	for i, k := range o.keys {
@@ -103,16 +114,16 @@ func (o *jsonObject) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// indented renders the object with two-space indentation (as Claude writes
+// Indented renders the object with two-space indentation (as Claude writes
 // settings) and a final newline.
-func (o *jsonObject) indented() ([]byte, error) {
+func (o *Object) Indented() ([]byte, error) {
 	raw, err := o.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
 	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		return nil, fmt.Errorf("render settings: %w", err)
+		return nil, fmt.Errorf("render JSON object: %w", err)
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), nil
