@@ -1,4 +1,4 @@
-package claude
+package screen
 
 import (
 	"errors"
@@ -100,7 +100,7 @@ type Until struct {
 // Met reports whether the screen (a fresh capture) shows the condition, for
 // a plan made from the dialog before (nil for plans on the input box).
 func (u Until) Met(before *Dialog, screen string) bool {
-	s := ReadScreen(screen)
+	s := Read(screen)
 	same := func() *Dialog {
 		if before == nil || s.Dialog == nil || s.Dialog.Fingerprint() != before.Fingerprint() {
 			return nil

@@ -1,4 +1,4 @@
-package claude
+package screen
 
 import (
 	"slices"

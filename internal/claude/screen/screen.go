@@ -1,4 +1,4 @@
-package claude
+package screen
 
 import (
 	"strconv"
@@ -131,7 +131,7 @@ func isConversationLine(l string) bool {
 // ParsePrompt finds an open numbered-choice dialog at the bottom of a
 // screen capture.
 //
-// Deprecated: ReadScreen tells which dialog is open (its kind, options,
+// Deprecated: Read tells which dialog is open (its kind, options,
 // focus and fingerprint) and whether the input box is visible, and
 // Dialog.Keys plans answers from it; ParsePrompt stays until its callers
 // in internal/agent switch. It is tolerant of width (wrapped labels are joined) and

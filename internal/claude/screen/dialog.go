@@ -1,4 +1,4 @@
-package claude
+package screen
 
 import (
 	"crypto/sha256"
@@ -150,7 +150,7 @@ type Field struct {
 	ChoiceFocus int `json:"choice_focus"`
 }
 
-// Limits of what ReadScreen looks at: a pane bigger than this is read from
+// Limits of what Read looks at: a pane bigger than this is read from
 // its bottom.
 const (
 	maxScreenLines = 1000
@@ -373,12 +373,12 @@ func conversation(l scrLine) bool {
 	return false
 }
 
-// ReadScreen tells what Claude's screen shows at its bottom. It recognises
+// Read tells what Claude's screen shows at its bottom. It recognises
 // a dialog only by its structure (a rule above it, options with the focus
 // marker ❯, or a form's buttons), and the input box only by its shape (the
 // "❯\u00a0" line between two rules, nothing boxed below it). When neither
 // can be seen both are nil, and nothing should be typed.
-func ReadScreen(screen string) Screen {
+func Read(screen string) Screen {
 	lines := parseLines(screen)
 	var s Screen
 	if len(lines) > 0 && exited(lines[len(lines)-1]) {

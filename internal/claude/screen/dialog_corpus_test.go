@@ -1,4 +1,4 @@
-package claude
+package screen
 
 import (
 	"encoding/json"
@@ -71,18 +71,18 @@ func corpus(t testing.TB) []corpusScreen {
 	return out
 }
 
-// TestReadScreenDump prints ReadScreen for every recorded screen
+// TestReadScreenDump prints Read for every recorded screen
 // (CLAUDE_DUMP_SCREENS=1), to write and check the expectations by eye.
 func TestReadScreenDump(t *testing.T) {
 	if os.Getenv("CLAUDE_DUMP_SCREENS") == "" {
-		t.Skip("set CLAUDE_DUMP_SCREENS=1 to print ReadScreen of every recorded screen")
+		t.Skip("set CLAUDE_DUMP_SCREENS=1 to print Read of every recorded screen")
 	}
 	only := os.Getenv("CLAUDE_DUMP_SCREENS")
 	for _, c := range corpus(t) {
 		if only != "1" && !strings.Contains(c.name(), only) {
 			continue
 		}
-		b, _ := json.MarshalIndent(ReadScreen(c.text), "", "  ")
+		b, _ := json.MarshalIndent(Read(c.text), "", "  ")
 		t.Logf("%s:\n%s", c.name(), b)
 	}
 }
@@ -169,19 +169,19 @@ func TestReadScreenSummary(t *testing.T) {
 		t.Skip("set CLAUDE_DUMP_SCREENS=1")
 	}
 	for _, c := range corpus(t) {
-		t.Logf("%-60s %s", c.name(), summary(ReadScreen(c.text)))
+		t.Logf("%-60s %s", c.name(), summary(Read(c.text)))
 	}
 }
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata/screens.golden from ReadScreen")
+var updateGolden = flag.Bool("update", false, "rewrite testdata/screens.golden from Read")
 
 // TestReadScreenCorpus reads every recorded screen, at 140x40 and at 50x30,
-// and compares what ReadScreen says with testdata/screens.golden (checked
+// and compares what Read says with testdata/screens.golden (checked
 // by eye against the screens; -update rewrites it).
 func TestReadScreenCorpus(t *testing.T) {
 	var b strings.Builder
 	for _, c := range corpus(t) {
-		fmt.Fprintf(&b, "%s\t%s\n", c.name(), summary(ReadScreen(c.text)))
+		fmt.Fprintf(&b, "%s\t%s\n", c.name(), summary(Read(c.text)))
 	}
 	golden := filepath.Join("testdata", "screens.golden")
 	if *updateGolden {
@@ -228,7 +228,7 @@ func TestReadScreenBothWidths(t *testing.T) {
 	byName := map[string]Screen{}
 	cs := corpus(t)
 	for _, c := range cs {
-		byName[c.name()] = ReadScreen(c.text)
+		byName[c.name()] = Read(c.text)
 	}
 	// A capture taken while Claude redraws after the shrink (stale rules
 	// above the dialog, its last option pushed off): a menu corral refuses.

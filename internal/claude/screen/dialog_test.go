@@ -1,4 +1,4 @@
-package claude
+package screen
 
 import (
 	"encoding/json"
@@ -28,7 +28,7 @@ func screenOf(t testing.TB, name string) string {
 
 func dialogOf(t testing.TB, name string) Dialog {
 	t.Helper()
-	s := ReadScreen(screenOf(t, name))
+	s := Read(screenOf(t, name))
 	if s.Dialog == nil {
 		t.Fatalf("%s: no dialog: %s", name, summary(s))
 	}
@@ -222,7 +222,7 @@ func TestReadScreenInputAndActivity(t *testing.T) {
 		{"trust_no/2-no-exit", "-", false, 0},
 	}
 	for _, c := range cases {
-		s := ReadScreen(screenOf(t, c.name))
+		s := Read(screenOf(t, c.name))
 		draft := "-"
 		if s.Input != nil {
 			draft = s.Input.Draft
@@ -249,7 +249,7 @@ func TestReadScreenRejects(t *testing.T) {
 		"only escapes":                   "\x1b[2J\x1b[H\x1b]0;title\x07",
 	}
 	for name, screen := range cases {
-		s := ReadScreen(screen)
+		s := Read(screen)
 		if s.Dialog != nil && name != "options without a focus marker" || s.Input != nil && name != "assistant list above the input box" {
 			t.Errorf("%s: %s", name, summary(s))
 		}
@@ -268,14 +268,14 @@ func TestReadScreenEscapes(t *testing.T) {
 	if colored == plain {
 		t.Fatal("tab line not found in the recorded screen")
 	}
-	if d := ReadScreen(plain).Dialog; d == nil || d.Current != CurrentUnknown {
+	if d := Read(plain).Dialog; d == nil || d.Current != CurrentUnknown {
 		t.Fatalf("plain capture: %+v", d)
 	}
-	d := ReadScreen(colored).Dialog
+	d := Read(colored).Dialog
 	if d == nil || d.Current != 1 || d.Question != "Which features do you want?" {
 		t.Fatalf("capture with escapes: %+v", d)
 	}
-	if d.Fingerprint() != ReadScreen(plain).Dialog.Fingerprint() {
+	if d.Fingerprint() != Read(plain).Dialog.Fingerprint() {
 		t.Error("the fingerprint depends on the capture having escapes")
 	}
 	// Escapes around every word must not change what is read.
@@ -284,7 +284,7 @@ func TestReadScreenEscapes(t *testing.T) {
 		b.WriteString("\x1b[38;5;246m")
 		b.WriteRune(r)
 	}
-	if got, want := summary(ReadScreen(b.String())), summary(ReadScreen(screenOf(t, "permission/2-bash"))); got != want {
+	if got, want := summary(Read(b.String())), summary(Read(screenOf(t, "permission/2-bash"))); got != want {
 		t.Errorf("with escapes %s\nwithout %s", got, want)
 	}
 }
@@ -510,19 +510,19 @@ func TestUntilMet(t *testing.T) {
 }
 
 func TestTypableAndClearDraft(t *testing.T) {
-	if err := ReadScreen(screenOf(t, "drafts/1-empty")).Typable(); err != nil {
+	if err := Read(screenOf(t, "drafts/1-empty")).Typable(); err != nil {
 		t.Errorf("empty box: %v", err)
 	}
-	if err := ReadScreen(screenOf(t, "permission/2-bash")).Typable(); !errors.Is(err, ErrDialogOpen) || !strings.Contains(err.Error(), "Do you want to proceed?") {
+	if err := Read(screenOf(t, "permission/2-bash")).Typable(); !errors.Is(err, ErrDialogOpen) || !strings.Contains(err.Error(), "Do you want to proceed?") {
 		t.Errorf("dialog: %v", err)
 	}
-	if err := ReadScreen(screenOf(t, "drafts/2-one-letter")).Typable(); !errors.Is(err, ErrDraftPresent) {
+	if err := Read(screenOf(t, "drafts/2-one-letter")).Typable(); !errors.Is(err, ErrDraftPresent) {
 		t.Errorf("draft: %v", err)
 	}
-	if err := ReadScreen(screenOf(t, "hand_claude/2-exited-to-shell")).Typable(); !errors.Is(err, ErrNoInputBox) {
+	if err := Read(screenOf(t, "hand_claude/2-exited-to-shell")).Typable(); !errors.Is(err, ErrNoInputBox) {
 		t.Errorf("exited: %v", err)
 	}
-	s := ReadScreen(screenOf(t, "drafts/5-three-lines"))
+	s := Read(screenOf(t, "drafts/5-three-lines"))
 	p, err := s.ClearDraftKeys()
 	if err != nil || !slices.Equal(keysOf(p), []string{"Escape", "Escape"}) {
 		t.Fatalf("clear: %v %v", keysOf(p), err)
@@ -530,10 +530,10 @@ func TestTypableAndClearDraft(t *testing.T) {
 	if !p.Steps[0].Until.Met(nil, screenOf(t, "drafts/3-escape-once")) || !p.Steps[1].Until.Met(nil, screenOf(t, "drafts/4-escape-twice-cleared")) {
 		t.Error("the clear plan's conditions do not hold on the recorded screens")
 	}
-	if _, err := ReadScreen(screenOf(t, "drafts/1-empty")).ClearDraftKeys(); err == nil {
+	if _, err := Read(screenOf(t, "drafts/1-empty")).ClearDraftKeys(); err == nil {
 		t.Error("Escape twice on an empty box opens Rewind: must refuse")
 	}
-	busy := ReadScreen(screenOf(t, "todo/4-busy-with-tasks"))
+	busy := Read(screenOf(t, "todo/4-busy-with-tasks"))
 	busy.Input.Draft = "x"
 	if _, err := busy.ClearDraftKeys(); err == nil {
 		t.Error("Escape while busy interrupts the turn: must refuse")
