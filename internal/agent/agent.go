@@ -26,6 +26,7 @@ import (
 	"github.com/corral-dev/corral/internal/atomicfile"
 	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/sessionfile"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/lifetime"
@@ -303,7 +304,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.goLoop("hooks", func() { a.serveHooks(ln) })
 	a.goLoop("transcripts", a.watchTranscripts)
 	a.goLoop("session-files", func() {
-		err := claude.WatchSessionFiles(a.ctx, claude.SessionsDir(a.cfg.ClaudeDir), a.onSessionFile)
+		err := sessionfile.Watch(a.ctx, sessionfile.Dir(a.cfg.ClaudeDir), a.onSessionFile)
 		if err != nil && a.ctx.Err() == nil {
 			a.log.Error("session file watcher stopped", "err", err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/sessionfile"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/tmux"
@@ -325,7 +326,7 @@ func (a *Agent) settleLocked(s *session, p probe) {
 			// starting once its session file has a status, or once the
 			// grace is over.
 			switch p.check.FileStatus {
-			case claude.SessionBusy, claude.SessionIdle, claude.SessionWaiting:
+			case sessionfile.Busy, sessionfile.Idle, sessionfile.Waiting:
 			default:
 				if time.Since(s.launchedAt) <= startGrace {
 					return
@@ -351,8 +352,8 @@ func (a *Agent) settleLocked(s *session, p probe) {
 func (a *Agent) checkOf(s *session, pid int) verifyCheck {
 	var c verifyCheck
 	c.ClaudeRunning = true
-	path := filepath.Join(claude.SessionsDir(a.cfg.ClaudeDir), strconv.Itoa(pid)+".json")
-	if f, err := claude.ReadSessionFile(path); err == nil && proc.StartTimeMatches(f.PID, f.ProcStart) {
+	path := filepath.Join(sessionfile.Dir(a.cfg.ClaudeDir), strconv.Itoa(pid)+".json")
+	if f, err := sessionfile.Read(path); err == nil && proc.StartTimeMatches(f.PID, f.ProcStart) {
 		c.FileStatus, c.FileWaitingFor = f.Status, f.WaitingFor
 		c.SessionID = f.SessionID
 	}

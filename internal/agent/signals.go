@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/sessionfile"
 	"github.com/corral-dev/corral/internal/hook"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/status"
@@ -252,7 +253,7 @@ func claudeAncestor(ppid int) int {
 
 // onSessionFile handles a change of one of Claude's session files. The
 // process checks (/proc) come before the lock, the transcript after it.
-func (a *Agent) onSessionFile(ev claude.SessionFileEvent) {
+func (a *Agent) onSessionFile(ev sessionfile.Event) {
 	if ev.Removed {
 		a.mu.Lock()
 		for _, s := range a.sessions {

@@ -161,7 +161,7 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 			if len(r) == 0 || r[0] != '{' {
 				continue
 			}
-			if err := decodeLoose(r, &blk); err != nil {
+			if err := DecodeLoose(r, &blk); err != nil {
 				continue
 			}
 			c.Blocks = append(c.Blocks, blk)
@@ -207,11 +207,11 @@ func (c Content) Text() string {
 // entryJSON decodes the fields whose shape needs care.
 type entryJSON struct {
 	Entry
-	Timestamp  flexString `json:"timestamp"`
-	Error      flexString `json:"error"`
-	Content    flexString `json:"content"`
-	Summary    flexString `json:"summary"`
-	ParentUUID flexString `json:"parentUuid"`
+	Timestamp  FlexString `json:"timestamp"`
+	Error      FlexString `json:"error"`
+	Content    FlexString `json:"content"`
+	Summary    FlexString `json:"summary"`
+	ParentUUID FlexString `json:"parentUuid"`
 	Origin     *struct {
 		Kind string `json:"kind"`
 	} `json:"origin"`
@@ -221,11 +221,11 @@ type entryJSON struct {
 // MaxEntryLine, non-objects and lines without a type; fields of an
 // unexpected type are left zero.
 func ParseEntry(line []byte) (Entry, error) {
-	if err := checkObject("transcript line", line, MaxEntryLine); err != nil {
+	if err := CheckObject("transcript line", line, MaxEntryLine); err != nil {
 		return Entry{}, err
 	}
 	var j entryJSON
-	if err := decodeLoose(line, &j); err != nil {
+	if err := DecodeLoose(line, &j); err != nil {
 		return Entry{}, fmt.Errorf("transcript line: %w", err)
 	}
 	e := j.Entry

@@ -43,19 +43,6 @@ func FuzzParseHook(f *testing.F) {
 	})
 }
 
-func FuzzParseSessionFile(f *testing.F) {
-	ents, _ := os.ReadDir(filepath.Join(fixtureDir, "sessions"))
-	for _, e := range ents {
-		f.Add(readFixture(f, "sessions/"+e.Name()))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := ParseSessionFile(b)
-		if err == nil && s.PID <= 0 {
-			t.Fatalf("accepted pid %d", s.PID)
-		}
-	})
-}
-
 func FuzzParseEntry(f *testing.F) {
 	for _, l := range fixtureLines(f, "transcript.jsonl") {
 		f.Add(l)

@@ -172,19 +172,19 @@ type BackgroundTask struct {
 // string; tool errors may be objects) without failing the payload.
 type hookJSON struct {
 	HookPayload
-	Error              flexString `json:"error"`
-	CustomInstructions flexString `json:"custom_instructions"`
+	Error              FlexString `json:"error"`
+	CustomInstructions FlexString `json:"custom_instructions"`
 }
 
 // ParseHook decodes one hook payload. It rejects input over MaxHookPayload,
 // anything but a JSON object, and a payload without hook_event_name. Fields
 // of an unexpected type are left empty rather than failing the payload.
 func ParseHook(b []byte) (HookPayload, error) {
-	if err := checkObject("hook payload", b, MaxHookPayload); err != nil {
+	if err := CheckObject("hook payload", b, MaxHookPayload); err != nil {
 		return HookPayload{}, err
 	}
 	var h hookJSON
-	if err := decodeLoose(b, &h); err != nil {
+	if err := DecodeLoose(b, &h); err != nil {
 		return HookPayload{}, fmt.Errorf("hook payload: %w", err)
 	}
 	p := h.HookPayload

@@ -42,7 +42,7 @@ func ParseHookPrefix(b []byte) (HookPayload, error) {
 		return HookPayload{}, fmt.Errorf("hook payload prefix: %w", err)
 	}
 	var h hookJSON
-	if err := decodeLoose(obj, &h); err != nil {
+	if err := DecodeLoose(obj, &h); err != nil {
 		return HookPayload{}, fmt.Errorf("hook payload prefix: %w", err)
 	}
 	p := h.HookPayload

@@ -460,7 +460,7 @@ func readSidecar(claudeDir string) (statusLineSidecar, error) {
 	if err != nil {
 		return sc, err
 	}
-	if err := checkObject("statusLine sidecar", b, MaxSettingsFile); err != nil {
+	if err := CheckObject("statusLine sidecar", b, MaxSettingsFile); err != nil {
 		return sc, err
 	}
 	if err := json.Unmarshal(b, &sc); err != nil {

@@ -80,3 +80,24 @@ func TestProjectDirs(t *testing.T) {
 		t.Fatalf("short path: %v", got)
 	}
 }
+
+// ConfigDir must pick the directory Claude itself uses, or the watchers
+// read a folder Claude never writes.
+func TestConfigDir(t *testing.T) {
+	for _, c := range []struct{ env, want string }{
+		{"", "/home/dev/.claude"},
+		{"/srv/claude-work", "/srv/claude-work"},
+		{"/srv/claude-work/", "/srv/claude-work"},
+		{"cfg/claude", "/home/dev/cfg/claude"},
+	} {
+		getenv := func(k string) string {
+			if k == "CLAUDE_CONFIG_DIR" {
+				return c.env
+			}
+			return ""
+		}
+		if got := ConfigDir(getenv, "/home/dev"); got != c.want {
+			t.Errorf("CLAUDE_CONFIG_DIR=%q: ConfigDir = %q, want %q", c.env, got, c.want)
+		}
+	}
+}

@@ -89,8 +89,8 @@ func ListResumable(claudeDir, dir string, limit int) ([]api.Resumable, error) {
 		}
 		out = append(out, api.Resumable{
 			ID:           c.id,
-			FirstPrompt:  clip(first, maxPromptPreview),
-			LastPrompt:   clip(last, maxPromptPreview),
+			FirstPrompt:  Clip(first, maxPromptPreview),
+			LastPrompt:   Clip(last, maxPromptPreview),
 			LastActivity: c.mtime,
 			Size:         c.size,
 			Path:         c.path,

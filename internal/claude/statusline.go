@@ -58,11 +58,11 @@ type StatusLine struct {
 
 // ParseStatusLine decodes one status-line input.
 func ParseStatusLine(b []byte) (StatusLine, error) {
-	if err := checkObject("status line", b, MaxStatusLine); err != nil {
+	if err := CheckObject("status line", b, MaxStatusLine); err != nil {
 		return StatusLine{}, err
 	}
 	var s StatusLine
-	if err := decodeLoose(b, &s); err != nil {
+	if err := DecodeLoose(b, &s); err != nil {
 		return StatusLine{}, fmt.Errorf("status line: %w", err)
 	}
 	if string(s.RateLimits) == "null" {

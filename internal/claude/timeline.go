@@ -215,7 +215,7 @@ func editsOf(name string, input json.RawMessage) []FileEdit {
 		edit
 		Edits []edit `json:"edits"`
 	}
-	if err := decodeLoose(input, &in); err != nil || in.FilePath == "" {
+	if err := DecodeLoose(input, &in); err != nil || in.FilePath == "" {
 		return nil
 	}
 	switch name {

@@ -14,7 +14,7 @@ func TestTimelineFixture(t *testing.T) {
 	for _, it := range items {
 		s := string(it.Kind) + ":" + it.Text
 		if it.Tool != nil {
-			s = fmt.Sprintf("tool:%s done=%v err=%v result=%q", it.Tool.Name, it.Tool.Done, it.Tool.IsError, clip(it.Tool.Result, 20))
+			s = fmt.Sprintf("tool:%s done=%v err=%v result=%q", it.Tool.Name, it.Tool.Done, it.Tool.IsError, Clip(it.Tool.Result, 20))
 		}
 		got = append(got, s)
 	}

@@ -81,7 +81,7 @@ func turnFileOf(tc *ToolCall, result json.RawMessage) (api.TurnFile, bool) {
 			Source string `json:"new_source"`
 			Mode   string `json:"edit_mode"`
 		}
-		if decodeLoose(tc.Input, &in) != nil || in.Path == "" {
+		if DecodeLoose(tc.Input, &in) != nil || in.Path == "" {
 			return tf, false
 		}
 		tf.Path = in.Path
@@ -99,7 +99,7 @@ func turnFileOf(tc *ToolCall, result json.RawMessage) (api.TurnFile, bool) {
 			Lines []string `json:"lines"`
 		} `json:"structuredPatch"`
 	}
-	if len(result) > 0 && result[0] == '{' && decodeLoose(result, &res) == nil && (res.FilePath == "" || res.FilePath == tf.Path) {
+	if len(result) > 0 && result[0] == '{' && DecodeLoose(result, &res) == nil && (res.FilePath == "" || res.FilePath == tf.Path) {
 		tf.Created = res.Type == "create"
 		if res.Patch != nil && !tf.Created {
 			// Claude's own patch of the change: exact.

@@ -37,15 +37,16 @@ var (
 		"internal/backend": {"internal/api"},
 		"internal/claude": {"internal/api", "internal/atomicfile", "internal/jsonobject", "internal/regularfile",
 			"internal/shellquote"},
-		"internal/claude/screen": {}, // imports nothing of ours
-		"internal/status":        {"internal/api"},
-		"internal/events":        {"internal/api", "internal/metrics"},
-		"internal/gitrepo":       {"internal/api"},
-		"internal/client":        {"internal/api"},
-		"internal/tsgen":         {"internal/api"},
-		"internal/link":          {"internal/api", "internal/lifetime", "internal/metrics"},
-		"internal/bound":         {"internal/lifetime"},
-		"internal/hook":          {"internal/datadir", "internal/proc"},
+		"internal/claude/screen":      {}, // imports nothing of ours
+		"internal/claude/sessionfile": {"internal/claude", "internal/regularfile"},
+		"internal/status":             {"internal/api"},
+		"internal/events":             {"internal/api", "internal/metrics"},
+		"internal/gitrepo":            {"internal/api"},
+		"internal/client":             {"internal/api"},
+		"internal/tsgen":              {"internal/api"},
+		"internal/link":               {"internal/api", "internal/lifetime", "internal/metrics"},
+		"internal/bound":              {"internal/lifetime"},
+		"internal/hook":               {"internal/datadir", "internal/proc"},
 		// The store's other implementation and its conformance suite.
 		"internal/store/postgres":  {"internal/store"},
 		"internal/store/storetest": {"internal/store"},
@@ -53,7 +54,7 @@ var (
 	// The machine, the people, and the serving layers. Serving (httpapi,
 	// web) uses backend's interfaces, never hub or agent.
 	upper = map[string][]string{
-		"internal/agent": {"internal/api", "internal/atomicfile", "internal/backend", "internal/claude", "internal/claude/screen", "internal/datadir",
+		"internal/agent": {"internal/api", "internal/atomicfile", "internal/backend", "internal/claude", "internal/claude/screen", "internal/claude/sessionfile", "internal/datadir",
 			"internal/events", "internal/fetch", "internal/gitrepo", "internal/hook", "internal/lifetime", "internal/proc", "internal/shellquote", "internal/status",
 			"internal/store", "internal/term", "internal/termsafe", "internal/tmux", "internal/version", "internal/metrics"},
 		"internal/notify": {"internal/api", "internal/events", "internal/lifetime", "internal/netguard", "internal/store",

@@ -1,4 +1,4 @@
-package claude
+package sessionfile
 
 import (
 	"fmt"
@@ -8,19 +8,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/regularfile"
 )
 
-// Values of SessionFile.Status written by Claude 2.1.197.
+// MaxSize bounds a session file (about 400 bytes in practice).
+const MaxSize = 1 << 20
+
+// Values of File.Status written by Claude 2.1.197.
 const (
-	SessionBusy    = "busy"
-	SessionIdle    = "idle"
-	SessionWaiting = "waiting"
-	// SessionShell is idle with a background shell running.
-	SessionShell = "shell"
+	Busy    = "busy"
+	Idle    = "idle"
+	Waiting = "waiting"
+	// Shell is idle with a background shell running.
+	Shell = "shell"
 )
 
-// Values of SessionFile.WaitingFor (set only while Status is "waiting").
+// Values of File.WaitingFor (set only while Status is "waiting").
 const (
 	WaitingPermission = "permission prompt"
 	WaitingWorker     = "worker request"
@@ -29,10 +33,10 @@ const (
 	WaitingInput      = "input needed"
 )
 
-// SessionFile is ~/.claude/sessions/<pid>.json: Claude's own record of a
+// File is ~/.claude/sessions/<pid>.json: Claude's own record of a
 // live session, written when it starts, rewritten in place (not atomically)
 // on every status change, and removed when it exits.
-type SessionFile struct {
+type File struct {
 	PID       int    `json:"pid"`
 	SessionID string `json:"sessionId"`
 	CWD       string `json:"cwd"`
@@ -62,10 +66,10 @@ type SessionFile struct {
 }
 
 // Started returns StartedAt as a time.
-func (s SessionFile) Started() time.Time { return msTime(s.StartedAt) }
+func (s File) Started() time.Time { return msTime(s.StartedAt) }
 
 // StatusChanged returns StatusUpdatedAt as a time (zero if unknown).
-func (s SessionFile) StatusChanged() time.Time { return msTime(s.StatusUpdatedAt) }
+func (s File) StatusChanged() time.Time { return msTime(s.StatusUpdatedAt) }
 
 func msTime(ms int64) time.Time {
 	if ms <= 0 {
@@ -74,49 +78,30 @@ func msTime(ms int64) time.Time {
 	return time.UnixMilli(ms)
 }
 
-// ParseSessionFile decodes a session file. It needs a positive pid; a
+// Parse decodes a session file. It needs a positive pid; a
 // missing sessionId is allowed (Claude fills it in as the session starts).
-func ParseSessionFile(b []byte) (SessionFile, error) {
-	if err := checkObject("session file", b, MaxSessionFile); err != nil {
-		return SessionFile{}, err
+func Parse(b []byte) (File, error) {
+	if err := claude.CheckObject("session file", b, MaxSize); err != nil {
+		return File{}, err
 	}
-	var s SessionFile
-	if err := decodeLoose(b, &s); err != nil {
-		return SessionFile{}, fmt.Errorf("session file: %w", err)
+	var s File
+	if err := claude.DecodeLoose(b, &s); err != nil {
+		return File{}, fmt.Errorf("session file: %w", err)
 	}
 	if s.PID <= 0 {
-		return SessionFile{}, fmt.Errorf("session file: missing or invalid pid")
+		return File{}, fmt.Errorf("session file: missing or invalid pid")
 	}
 	return s, nil
 }
 
-// ConfigDir is Claude's configuration directory, as Claude itself picks
-// it: $CLAUDE_CONFIG_DIR when that is set, else ~/.claude (claude 2.1.197:
-// process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude")). Settings,
-// session files and transcripts all live under it, so every path in this
-// package derives from the directory this returns. An empty value counts
-// as unset. A relative one, which Claude would resolve against each
-// session's own working directory, is taken from the home directory:
-// corral watches one directory for all sessions. This package never reads
-// the environment itself: getenv is passed in.
-func ConfigDir(getenv func(string) string, home string) string {
-	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(home, d)
-		}
-		return filepath.Clean(d)
-	}
-	return filepath.Join(home, ".claude")
-}
-
-// SessionsDir is the directory of live-session files under Claude's
+// Dir is the directory of live-session files under Claude's
 // configuration directory (see ConfigDir).
-func SessionsDir(claudeDir string) string { return filepath.Join(claudeDir, "sessions") }
+func Dir(claudeDir string) string { return filepath.Join(claudeDir, "sessions") }
 
-// SessionFilePID returns the pid a session file name stands for. Only
+// PID returns the pid a session file name stands for. Only
 // names of the form <digits>.json count, as in Claude's own scan, so temp
 // files of an atomic writer are ignored.
-func SessionFilePID(name string) (int, bool) {
+func PID(name string) (int, bool) {
 	digits, ok := strings.CutSuffix(name, ".json")
 	if !ok || digits == "" || len(digits) > 10 {
 		return 0, false
@@ -133,23 +118,23 @@ func SessionFilePID(name string) (int, bool) {
 	return pid, true
 }
 
-// ReadSessionFile reads and parses one session file.
-func ReadSessionFile(path string) (SessionFile, error) {
-	b, err := regularfile.ReadFile(path, MaxSessionFile)
+// Read reads and parses one session file.
+func Read(path string) (File, error) {
+	b, err := regularfile.ReadFile(path, MaxSize)
 	if err != nil {
-		return SessionFile{}, err
+		return File{}, err
 	}
-	s, err := ParseSessionFile(b)
+	s, err := Parse(b)
 	if err != nil {
-		return SessionFile{}, fmt.Errorf("%s: %w", path, err)
+		return File{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
 }
 
-// ReadSessionFiles reads every session file in dir once. Files that cannot
+// ReadDir reads every session file in dir once. Files that cannot
 // be read or parsed (one may be mid-write) are left out; a missing dir is
 // an empty result.
-func ReadSessionFiles(dir string) ([]SessionFile, error) {
+func ReadDir(dir string) ([]File, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -157,12 +142,12 @@ func ReadSessionFiles(dir string) ([]SessionFile, error) {
 		}
 		return nil, err
 	}
-	var out []SessionFile
+	var out []File
 	for _, e := range ents {
-		if _, ok := SessionFilePID(e.Name()); !ok || e.IsDir() {
+		if _, ok := PID(e.Name()); !ok || e.IsDir() {
 			continue
 		}
-		s, err := ReadSessionFile(filepath.Join(dir, e.Name()))
+		s, err := Read(filepath.Join(dir, e.Name()))
 		if err != nil {
 			continue
 		}

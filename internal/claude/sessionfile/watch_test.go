@@ -1,4 +1,4 @@
-package claude
+package sessionfile
 
 import (
 	"context"
@@ -14,13 +14,13 @@ import (
 // eventLog collects watcher events for a test to await.
 type eventLog struct {
 	mu     sync.Mutex
-	events []SessionFileEvent
+	events []Event
 	signal chan struct{}
 }
 
 func newEventLog() *eventLog { return &eventLog{signal: make(chan struct{}, 1)} }
 
-func (l *eventLog) add(ev SessionFileEvent) {
+func (l *eventLog) add(ev Event) {
 	l.mu.Lock()
 	l.events = append(l.events, ev)
 	l.mu.Unlock()
@@ -30,15 +30,15 @@ func (l *eventLog) add(ev SessionFileEvent) {
 	}
 }
 
-func (l *eventLog) snapshot() []SessionFileEvent {
+func (l *eventLog) snapshot() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]SessionFileEvent(nil), l.events...)
+	return append([]Event(nil), l.events...)
 }
 
 // await waits until cond holds for the events so far, or fails after a
 // deadline.
-func (l *eventLog) await(t *testing.T, what string, cond func([]SessionFileEvent) bool) []SessionFileEvent {
+func (l *eventLog) await(t *testing.T, what string, cond func([]Event) bool) []Event {
 	t.Helper()
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
@@ -63,7 +63,7 @@ func startWatcher(t *testing.T, dir string) *eventLog {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- watchSessionFiles(ctx, dir, log.add, func() { close(ready) }) }()
+	go func() { done <- watch(ctx, dir, log.add, func() { close(ready) }) }()
 	select {
 	case <-ready:
 	case err := <-done:
@@ -90,13 +90,13 @@ func sessionJSON(pid int, status string) string {
 		pid, pid, status, time.Now().UnixNano())
 }
 
-func lastFor(evs []SessionFileEvent, pid int) (SessionFileEvent, bool) {
+func lastFor(evs []Event, pid int) (Event, bool) {
 	for i := len(evs) - 1; i >= 0; i-- {
 		if evs[i].PID == pid {
 			return evs[i], true
 		}
 	}
-	return SessionFileEvent{}, false
+	return Event{}, false
 }
 
 func TestWatchInitialAndChanges(t *testing.T) {
@@ -124,7 +124,7 @@ func TestWatchInitialAndChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	evs = log.await(t, "101 busy", func(evs []SessionFileEvent) bool {
+	evs = log.await(t, "101 busy", func(evs []Event) bool {
 		e, ok := lastFor(evs, 101)
 		return ok && e.File.Status == "busy"
 	})
@@ -140,7 +140,7 @@ func TestWatchInitialAndChanges(t *testing.T) {
 	if err := os.Rename(tmp, filepath.Join(dir, "100.json")); err != nil {
 		t.Fatal(err)
 	}
-	log.await(t, "100 waiting", func(evs []SessionFileEvent) bool {
+	log.await(t, "100 waiting", func(evs []Event) bool {
 		e, ok := lastFor(evs, 100)
 		return ok && e.File.Status == "waiting"
 	})
@@ -148,7 +148,7 @@ func TestWatchInitialAndChanges(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "100.json")); err != nil {
 		t.Fatal(err)
 	}
-	evs = log.await(t, "100 removed", func(evs []SessionFileEvent) bool {
+	evs = log.await(t, "100 removed", func(evs []Event) bool {
 		e, ok := lastFor(evs, 100)
 		return ok && e.Removed
 	})
@@ -164,12 +164,12 @@ func TestWatchSameContentOnce(t *testing.T) {
 	log := startWatcher(t, dir)
 	body := sessionJSON(7, "idle")
 	writeFile(t, filepath.Join(dir, "7.json"), body)
-	log.await(t, "7", func(evs []SessionFileEvent) bool { return len(evs) >= 1 })
+	log.await(t, "7", func(evs []Event) bool { return len(evs) >= 1 })
 	// The same bytes again (a touch, a rewrite) are not a change; a
 	// different pid afterwards proves the first write was processed.
 	writeFile(t, filepath.Join(dir, "7.json"), body)
 	writeFile(t, filepath.Join(dir, "8.json"), sessionJSON(8, "idle"))
-	evs := log.await(t, "8", func(evs []SessionFileEvent) bool { _, ok := lastFor(evs, 8); return ok })
+	evs := log.await(t, "8", func(evs []Event) bool { _, ok := lastFor(evs, 8); return ok })
 	n := 0
 	for _, e := range evs {
 		if e.PID == 7 {
@@ -183,7 +183,7 @@ func TestWatchSameContentOnce(t *testing.T) {
 
 func TestWatchMissingDirectory(t *testing.T) {
 	home := t.TempDir()
-	dir := SessionsDir(filepath.Join(home, ".claude"))
+	dir := Dir(filepath.Join(home, ".claude"))
 	log := startWatcher(t, dir)
 	if _, err := os.Stat(filepath.Join(home, ".claude")); !os.IsNotExist(err) {
 		t.Fatalf("watcher created a directory: %v", err)
@@ -195,7 +195,7 @@ func TestWatchMissingDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "42.json"), sessionJSON(42, "idle"))
-	evs := log.await(t, "42", func(evs []SessionFileEvent) bool { _, ok := lastFor(evs, 42); return ok })
+	evs := log.await(t, "42", func(evs []Event) bool { _, ok := lastFor(evs, 42); return ok })
 	if e, _ := lastFor(evs, 42); e.Initial || e.Removed {
 		t.Fatalf("event = %+v", e)
 	}
@@ -205,12 +205,12 @@ func TestWatchMissingDirectory(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(home, ".claude")); err != nil {
 		t.Fatal(err)
 	}
-	log.await(t, "42 removed", func(evs []SessionFileEvent) bool { e, ok := lastFor(evs, 42); return ok && e.Removed })
+	log.await(t, "42 removed", func(evs []Event) bool { e, ok := lastFor(evs, 42); return ok && e.Removed })
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "43.json"), sessionJSON(43, "busy"))
-	log.await(t, "43", func(evs []SessionFileEvent) bool { e, ok := lastFor(evs, 43); return ok && e.File.Status == "busy" })
+	log.await(t, "43", func(evs []Event) bool { e, ok := lastFor(evs, 43); return ok && e.File.Status == "busy" })
 	for _, e := range log.snapshot() {
 		if e.PID == 1 {
 			t.Fatalf("file outside the sessions dir reported: %+v", e)
@@ -229,7 +229,7 @@ func TestWatchLatency(t *testing.T) {
 		pid := 200 + i
 		start := time.Now()
 		writeFile(t, filepath.Join(dir, fmt.Sprintf("%d.json", pid)), sessionJSON(pid, "idle"))
-		log.await(t, "event", func(evs []SessionFileEvent) bool { _, ok := lastFor(evs, pid); return ok })
+		log.await(t, "event", func(evs []Event) bool { _, ok := lastFor(evs, pid); return ok })
 		lat = append(lat, time.Since(start))
 	}
 	slices.Sort(lat)
@@ -241,7 +241,7 @@ func TestWatchLatency(t *testing.T) {
 func TestWatchStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- WatchSessionFiles(ctx, t.TempDir(), func(SessionFileEvent) {}) }()
+	go func() { done <- Watch(ctx, t.TempDir(), func(Event) {}) }()
 	cancel()
 	select {
 	case err := <-done:
@@ -257,7 +257,7 @@ func TestWatchDirectoryRecreatedRepeatedly(t *testing.T) {
 	// Removing and recreating the directory at once races the watcher's
 	// own handling of the removal; every new file must still be seen.
 	home := t.TempDir()
-	dir := SessionsDir(filepath.Join(home, ".claude"))
+	dir := Dir(filepath.Join(home, ".claude"))
 	log := startWatcher(t, dir)
 	for i := range 30 {
 		pid := 1000 + i
@@ -268,7 +268,7 @@ func TestWatchDirectoryRecreatedRepeatedly(t *testing.T) {
 			t.Fatal(err)
 		}
 		writeFile(t, filepath.Join(dir, fmt.Sprintf("%d.json", pid)), sessionJSON(pid, "idle"))
-		log.await(t, fmt.Sprint(pid), func(evs []SessionFileEvent) bool {
+		log.await(t, fmt.Sprint(pid), func(evs []Event) bool {
 			e, ok := lastFor(evs, pid)
 			return ok && !e.Removed
 		})

@@ -1,4 +1,4 @@
-package claude
+package sessionfile
 
 import (
 	"bytes"
@@ -14,18 +14,18 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// SessionFileEvent reports a change of one session file.
-type SessionFileEvent struct {
+// Event reports a change of one session file.
+type Event struct {
 	PID  int
 	Path string
 	// Removed says the file is gone (Claude exited); File is zero then.
 	Removed bool
-	File    SessionFile
+	File    File
 	// Initial marks the files found by the scan at start.
 	Initial bool
 }
 
-// WatchSessionFiles reports every session file in dir, then every change,
+// Watch reports every session file in dir, then every change,
 // until ctx ends (it returns nil then) or the watcher cannot be set up.
 //
 // fn runs on the watching goroutine, one event at a time, as soon as the
@@ -41,13 +41,13 @@ type SessionFileEvent struct {
 //     is picked up when it appears; if dir disappears, its files are
 //     reported removed. dir is never created.
 //   - After an event-queue overflow the directory is scanned again.
-func WatchSessionFiles(ctx context.Context, dir string, fn func(SessionFileEvent)) error {
-	return watchSessionFiles(ctx, dir, fn, nil)
+func Watch(ctx context.Context, dir string, fn func(Event)) error {
+	return watch(ctx, dir, fn, nil)
 }
 
-// watchSessionFiles is WatchSessionFiles with a hook that runs once the
+// watch is Watch with a hook that runs once the
 // watch is in place and the first scan is done (tests synchronise on it).
-func watchSessionFiles(ctx context.Context, dir string, fn func(SessionFileEvent), ready func()) error {
+func watch(ctx context.Context, dir string, fn func(Event), ready func()) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("watch session files: %w", err)
@@ -91,7 +91,7 @@ func watchSessionFiles(ctx context.Context, dir string, fn func(SessionFileEvent
 type sessionWatcher struct {
 	dir     string
 	w       *fsnotify.Watcher
-	fn      func(SessionFileEvent)
+	fn      func(Event)
 	watched string         // dir itself, or its nearest existing ancestor
 	known   map[int][]byte // last reported content per pid
 }
@@ -164,7 +164,7 @@ func (sw *sessionWatcher) handle(ev fsnotify.Event) error {
 	if filepath.Dir(name) != sw.dir {
 		return nil
 	}
-	pid, ok := SessionFilePID(filepath.Base(name))
+	pid, ok := PID(filepath.Base(name))
 	if !ok {
 		return nil
 	}
@@ -175,14 +175,14 @@ func (sw *sessionWatcher) handle(ev fsnotify.Event) error {
 // read reports the file's current content if it parses and changed, or its
 // removal if it is gone.
 func (sw *sessionWatcher) read(pid int, path string, initial bool) {
-	b, err := regularfile.ReadFile(path, MaxSessionFile)
+	b, err := regularfile.ReadFile(path, MaxSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			sw.removed(pid, path)
 		}
 		return
 	}
-	s, err := ParseSessionFile(b)
+	s, err := Parse(b)
 	if err != nil {
 		return // mid-write; the next write event brings the rest
 	}
@@ -190,7 +190,7 @@ func (sw *sessionWatcher) read(pid int, path string, initial bool) {
 		return
 	}
 	sw.known[pid] = b
-	sw.fn(SessionFileEvent{PID: pid, Path: path, File: s, Initial: initial})
+	sw.fn(Event{PID: pid, Path: path, File: s, Initial: initial})
 }
 
 func (sw *sessionWatcher) removed(pid int, path string) {
@@ -198,7 +198,7 @@ func (sw *sessionWatcher) removed(pid int, path string) {
 		return
 	}
 	delete(sw.known, pid)
-	sw.fn(SessionFileEvent{PID: pid, Path: path, Removed: true})
+	sw.fn(Event{PID: pid, Path: path, Removed: true})
 }
 
 // scan reads every session file in dir and reports the ones that vanished.
@@ -209,7 +209,7 @@ func (sw *sessionWatcher) scan(initial bool) {
 	}
 	seen := map[int]bool{}
 	for _, e := range ents {
-		pid, ok := SessionFilePID(e.Name())
+		pid, ok := PID(e.Name())
 		if !ok || e.IsDir() {
 			continue
 		}

@@ -1,4 +1,4 @@
-package claude
+package sessionfile
 
 import (
 	"os"
@@ -22,7 +22,7 @@ func TestParseSessionFileFixture(t *testing.T) {
 		"10-compacted":        {"idle", ""},
 	}
 	for name, w := range want {
-		s, err := ParseSessionFile(readFixture(t, "sessions/"+name+".json"))
+		s, err := Parse(readFixture(t, "sessions/"+name+".json"))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -41,11 +41,11 @@ func TestParseSessionFileFixture(t *testing.T) {
 
 func TestParseSessionFileRejects(t *testing.T) {
 	for _, in := range []string{"", "{", "[]", `{"sessionId":"x"}`, `{"pid":0}`, `{"pid":-3}`, `{"pid":"12"}`, `{"pid":1.5}`} {
-		if _, err := ParseSessionFile([]byte(in)); err == nil {
-			t.Errorf("ParseSessionFile(%q) succeeded", in)
+		if _, err := Parse([]byte(in)); err == nil {
+			t.Errorf("Parse(%q) succeeded", in)
 		}
 	}
-	if _, err := ParseSessionFile([]byte(`{"pid":1,"x":"` + strings.Repeat("a", MaxSessionFile) + `"}`)); err == nil {
+	if _, err := Parse([]byte(`{"pid":1,"x":"` + strings.Repeat("a", MaxSize) + `"}`)); err == nil {
 		t.Error("oversize session file accepted")
 	}
 }
@@ -57,17 +57,17 @@ func TestSessionFilePID(t *testing.T) {
 		"-1.json": 0, "99999999999.json": 0, "9880.JSON": 0,
 	}
 	for name, want := range cases {
-		got, ok := SessionFilePID(name)
+		got, ok := PID(name)
 		if got != want || ok != (want > 0) {
-			t.Errorf("SessionFilePID(%q) = %d %v, want %d", name, got, ok, want)
+			t.Errorf("PID(%q) = %d %v, want %d", name, got, ok, want)
 		}
 	}
 }
 
 func TestReadSessionFiles(t *testing.T) {
 	home := t.TempDir()
-	dir := SessionsDir(home)
-	if got, err := ReadSessionFiles(dir); err != nil || len(got) != 0 {
+	dir := Dir(home)
+	if got, err := ReadDir(dir); err != nil || len(got) != 0 {
 		t.Fatalf("missing dir: %v %v", got, err)
 	}
 	writeFile(t, filepath.Join(dir, "9880.json"), string(readFixture(t, "sessions/7-busy.json")))
@@ -76,35 +76,17 @@ func TestReadSessionFiles(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "77.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadSessionFiles(dir)
+	got, err := ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].PID != 9880 || got[0].Status != SessionBusy {
+	if len(got) != 1 || got[0].PID != 9880 || got[0].Status != Busy {
 		t.Fatalf("got %+v", got)
 	}
 }
 
-// ConfigDir must pick the directory Claude itself uses, or the watchers
-// read a folder Claude never writes.
-func TestConfigDir(t *testing.T) {
-	for _, c := range []struct{ env, want string }{
-		{"", "/home/dev/.claude"},
-		{"/srv/claude-work", "/srv/claude-work"},
-		{"/srv/claude-work/", "/srv/claude-work"},
-		{"cfg/claude", "/home/dev/cfg/claude"},
-	} {
-		getenv := func(k string) string {
-			if k == "CLAUDE_CONFIG_DIR" {
-				return c.env
-			}
-			return ""
-		}
-		if got := ConfigDir(getenv, "/home/dev"); got != c.want {
-			t.Errorf("CLAUDE_CONFIG_DIR=%q: ConfigDir = %q, want %q", c.env, got, c.want)
-		}
-	}
-	if got := SessionsDir("/srv/claude-work"); got != "/srv/claude-work/sessions" {
-		t.Errorf("SessionsDir = %q", got)
+func TestDir(t *testing.T) {
+	if got := Dir("/srv/claude-work"); got != "/srv/claude-work/sessions" {
+		t.Errorf("Dir = %q", got)
 	}
 }
