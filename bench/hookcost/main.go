@@ -36,7 +36,7 @@ import (
 
 	"github.com/corral-dev/corral/bench/internal/benchutil"
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/hooks"
 	"github.com/corral-dev/corral/internal/shellquote"
 )
 
@@ -158,7 +158,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	hookCmd := shellquote.Join(append([]string{c.corral}, hookArgs...)...)
 	// What Claude runs (the settings corral writes): corral-hook in exec
 	// form, with the data directory and the ownership marker.
-	shipped := []string{c.corralHook, "--data-dir", dataDir, claude.OwnArg}
+	shipped := []string{c.corralHook, "--data-dir", dataDir, hooks.OwnArg}
 	s, err := serve.Client.Create(ctx, api.CreateRequest{Dir: proj, Shell: true, Name: "hookbench"})
 	if err != nil {
 		return fmt.Errorf("create a shell session: %w", err)

@@ -26,6 +26,7 @@ import (
 	"github.com/corral-dev/corral/internal/atomicfile"
 	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/hooks"
 	"github.com/corral-dev/corral/internal/claude/sessionfile"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
@@ -226,18 +227,18 @@ func (a *Agent) Tmux() *tmux.Server { return a.tmux }
 
 // HookExec is what Claude runs for every hook, without a shell: the small
 // corral-hook binary next to corral's own, else corral itself.
-func (a *Agent) HookExec() claude.Exec {
+func (a *Agent) HookExec() hooks.Exec {
 	return HookExec(a.cfg.CorralBin, a.cfg.DataDir)
 }
 
 // HookExec is the hook command for the corral binary at corralBin and a
 // data directory.
-func HookExec(corralBin, dataDir string) claude.Exec {
+func HookExec(corralBin, dataDir string) hooks.Exec {
 	small := filepath.Join(filepath.Dir(corralBin), "corral-hook")
 	if fi, err := os.Stat(small); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-		return claude.Exec{Path: small, Args: []string{"--data-dir", dataDir}}
+		return hooks.Exec{Path: small, Args: []string{"--data-dir", dataDir}}
 	}
-	return claude.Exec{Path: corralBin, Args: []string{"hook", "--data-dir", dataDir}}
+	return hooks.Exec{Path: corralBin, Args: []string{"hook", "--data-dir", dataDir}}
 }
 
 // StatusLineCommand is the command line of corral's status line.
@@ -269,7 +270,7 @@ func (a *Agent) Start(ctx context.Context) error {
 
 	// Claude's settings: regenerated whenever corral's path or data
 	// directory changes (the content names both).
-	settings, err := claude.SettingsJSON(a.HookExec(), a.StatusLineCommand())
+	settings, err := hooks.SettingsJSON(a.HookExec(), a.StatusLineCommand())
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/claude/sessionfile"
+	"github.com/corral-dev/corral/internal/claude/transcript"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/tmux"
@@ -358,8 +358,8 @@ func (a *Agent) checkOf(s *session, pid int) verifyCheck {
 		c.SessionID = f.SessionID
 	}
 	if tp := s.transcript(a.cfg.ClaudeDir); tp != "" {
-		if ts, err := claude.LastTurnState(tp); err == nil {
-			c.TurnEnded = ts.Status == claude.TurnDone
+		if ts, err := transcript.LastTurnState(tp); err == nil {
+			c.TurnEnded = ts.Status == transcript.TurnDone
 		}
 	}
 	return c
@@ -417,7 +417,7 @@ func (a *Agent) recreate(ctx context.Context, todo []*session) error {
 			// Claude can resume only a conversation it saved: one cut
 			// off before Claude wrote it down starts afresh, rather
 			// than ending at "No conversation found".
-			if tp := s.transcript(a.cfg.ClaudeDir); resume != "" && !claude.Saved(tp) {
+			if tp := s.transcript(a.cfg.ClaudeDir); resume != "" && !transcript.Saved(tp) {
 				a.log.Warn("no transcript to resume; starting a new conversation", "id", s.id, "claude_session", resume, "transcript", tp)
 				resume = ""
 			}

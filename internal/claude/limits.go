@@ -9,22 +9,6 @@ import (
 	"github.com/corral-dev/corral/internal/regularfile"
 )
 
-// Size limits. Claude's own files are small except transcripts, whose single
-// lines can hold whole files or pasted images; the limits are generous
-// enough for real data and small enough that a hostile file cannot exhaust
-// memory.
-const (
-	// MaxHookPayload bounds one hook's stdin. Tool inputs and responses ride
-	// along (a Write of a large file), so this is not tiny.
-	MaxHookPayload = 16 << 20
-	// MaxStatusLine bounds one status-line input.
-	MaxStatusLine = 4 << 20
-	// MaxSettingsFile bounds a settings.json.
-	MaxSettingsFile = 8 << 20
-	// MaxEntryLine is the default cap on one transcript line.
-	MaxEntryLine = 16 << 20
-)
-
 // ErrTooLarge is wrapped by every error about input over a size limit.
 var ErrTooLarge = regularfile.ErrTooLarge
 

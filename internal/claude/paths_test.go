@@ -32,16 +32,6 @@ func TestProjectDirNameMatchesClaude(t *testing.T) {
 	}
 }
 
-func TestTranscriptPathFixture(t *testing.T) {
-	p, err := ParseHook(fixtureLines(t, "hooks.jsonl")[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := TranscriptPath("/home/dev/.claude", p.CWD, p.SessionID); got != p.TranscriptPath {
-		t.Fatalf("TranscriptPath = %q, Claude said %q", got, p.TranscriptPath)
-	}
-}
-
 func TestProjectDirNameHashEdge(t *testing.T) {
 	// Math.abs(-2^31) is 2^31 in JavaScript; the hash must not overflow.
 	if got := javaHashAbs([]uint16{}); got != 0 {

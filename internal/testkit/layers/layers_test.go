@@ -35,18 +35,23 @@ var (
 	// depending on nothing of ours but api (and a leaf or two).
 	wire = map[string][]string{
 		"internal/backend": {"internal/api"},
-		"internal/claude": {"internal/api", "internal/atomicfile", "internal/jsonobject", "internal/regularfile",
-			"internal/shellquote"},
+		// Claude's data: what its packages share (paths, limits, lenient
+		// decoding), the pane's screen, the live-session files, the
+		// transcripts, and the hooks with their settings and status line.
+		"internal/claude":             {"internal/regularfile"},
 		"internal/claude/screen":      {}, // imports nothing of ours
 		"internal/claude/sessionfile": {"internal/claude", "internal/regularfile"},
-		"internal/status":             {"internal/api"},
-		"internal/events":             {"internal/api", "internal/metrics"},
-		"internal/gitrepo":            {"internal/api"},
-		"internal/client":             {"internal/api"},
-		"internal/tsgen":              {"internal/api"},
-		"internal/link":               {"internal/api", "internal/lifetime", "internal/metrics"},
-		"internal/bound":              {"internal/lifetime"},
-		"internal/hook":               {"internal/datadir", "internal/proc"},
+		"internal/claude/transcript":  {"internal/api", "internal/claude", "internal/regularfile"},
+		"internal/claude/hooks": {"internal/api", "internal/atomicfile", "internal/claude", "internal/claude/transcript",
+			"internal/jsonobject", "internal/regularfile", "internal/shellquote"},
+		"internal/status":  {"internal/api"},
+		"internal/events":  {"internal/api", "internal/metrics"},
+		"internal/gitrepo": {"internal/api"},
+		"internal/client":  {"internal/api"},
+		"internal/tsgen":   {"internal/api"},
+		"internal/link":    {"internal/api", "internal/lifetime", "internal/metrics"},
+		"internal/bound":   {"internal/lifetime"},
+		"internal/hook":    {"internal/datadir", "internal/proc"},
 		// The store's other implementation and its conformance suite.
 		"internal/store/postgres":  {"internal/store"},
 		"internal/store/storetest": {"internal/store"},
@@ -54,9 +59,11 @@ var (
 	// The machine, the people, and the serving layers. Serving (httpapi,
 	// web) uses backend's interfaces, never hub or agent.
 	upper = map[string][]string{
-		"internal/agent": {"internal/api", "internal/atomicfile", "internal/backend", "internal/claude", "internal/claude/screen", "internal/claude/sessionfile", "internal/datadir",
-			"internal/events", "internal/fetch", "internal/gitrepo", "internal/hook", "internal/lifetime", "internal/proc", "internal/shellquote", "internal/status",
-			"internal/store", "internal/term", "internal/termsafe", "internal/tmux", "internal/version", "internal/metrics"},
+		"internal/agent": {"internal/api", "internal/atomicfile", "internal/backend", "internal/claude",
+			"internal/claude/hooks", "internal/claude/screen", "internal/claude/sessionfile", "internal/claude/transcript",
+			"internal/datadir", "internal/events", "internal/fetch", "internal/gitrepo", "internal/hook", "internal/lifetime",
+			"internal/proc", "internal/shellquote", "internal/status", "internal/store", "internal/term", "internal/termsafe",
+			"internal/tmux", "internal/version", "internal/metrics"},
 		"internal/notify": {"internal/api", "internal/events", "internal/lifetime", "internal/netguard", "internal/store",
 			"internal/metrics"},
 		"internal/hub": {"internal/api", "internal/backend", "internal/devicekey", "internal/events", "internal/identity",
