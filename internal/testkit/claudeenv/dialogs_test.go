@@ -97,7 +97,7 @@ func (d *dialogRig) startWith(t *testing.T, opts claudeenv.Options, trusted bool
 	return p
 }
 
-// screen waits until ReadScreen shows what cond wants and returns it.
+// screen waits until screen.Read shows what cond wants and returns it.
 func (p *pane) screen(what string, cond func(screen.Screen) bool) (screen.Screen, string) {
 	p.t.Helper()
 	var s screen.Screen
