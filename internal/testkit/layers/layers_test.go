@@ -25,7 +25,7 @@ var (
 	// leaves import nothing of ours.
 	leaves = []string{
 		"internal/api", "internal/attach", "internal/datadir", "internal/devicekey", "internal/fetch",
-		"internal/identity", "internal/lifetime", "internal/netguard", "internal/proc", "internal/service",
+		"internal/identity", "internal/lifetime", "internal/netguard", "internal/proc",
 		"internal/store", "internal/term", "internal/termsafe", "internal/tmux", "internal/version",
 		"internal/metrics",
 		// Small generic helpers, none of them about Claude or corral.
@@ -52,6 +52,8 @@ var (
 		"internal/link":    {"internal/api", "internal/lifetime", "internal/metrics"},
 		"internal/bound":   {"internal/lifetime"},
 		"internal/hook":    {"internal/datadir", "internal/proc"},
+		// systemd units and launchd plists, written atomically.
+		"internal/service": {"internal/atomicfile"},
 		// The store's other implementation and its conformance suite.
 		"internal/store/postgres":  {"internal/store"},
 		"internal/store/storetest": {"internal/store"},
