@@ -36,7 +36,8 @@ import (
 
 	"github.com/corral-dev/corral/bench/internal/benchutil"
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/hooks"
+	"github.com/corral-dev/corral/internal/shellquote"
 )
 
 type config struct {
@@ -142,7 +143,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	recv, recvURL := startReceiver(t)
 
 	script := filepath.Join(root, "hook.sh")
-	body := "#!/bin/sh\n" + claude.ShellQuote(curlPath) + " -s -m 2 -X POST -H 'Content-Type: application/json' --data-binary @- " + recvURL + "/hook >/dev/null\n"
+	body := "#!/bin/sh\n" + shellquote.Quote(curlPath) + " -s -m 2 -X POST -H 'Content-Type: application/json' --data-binary @- " + recvURL + "/hook >/dev/null\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		return err
 	}
@@ -154,10 +155,10 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		"AI_AGENT=claude-code_2-1-197_harness", "COLUMNS=140", "LINES=40")
 
 	hookArgs := []string{"hook", "--data-dir", dataDir}
-	hookCmd := claude.CommandLine(append([]string{c.corral}, hookArgs...)...)
+	hookCmd := shellquote.Join(append([]string{c.corral}, hookArgs...)...)
 	// What Claude runs (the settings corral writes): corral-hook in exec
 	// form, with the data directory and the ownership marker.
-	shipped := []string{c.corralHook, "--data-dir", dataDir, claude.OwnArg}
+	shipped := []string{c.corralHook, "--data-dir", dataDir, hooks.OwnArg}
 	s, err := serve.Client.Create(ctx, api.CreateRequest{Dir: proj, Shell: true, Name: "hookbench"})
 	if err != nil {
 		return fmt.Errorf("create a shell session: %w", err)
@@ -167,17 +168,17 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	variants := []variant{
 		{name: "`true` (sh builtin: sh alone)", cmd: "true"},
 		{name: "`/bin/true`", cmd: "/bin/true"},
-		{name: "empty Go binary", cmd: claude.CommandLine(c.empty)},
+		{name: "empty Go binary", cmd: shellquote.Join(c.empty)},
 		{name: "**`corral-hook`, exec form (what Claude runs)** → corral serve, routed to a live session", argv: shipped, env: routedEnv, dest: destRouted},
 		{name: "`corral-hook`, exec form → corral serve, unrouted", argv: shipped, dest: destUnrouted},
 		{name: "`corral hook` through `sh -c` (the full binary, as before) → corral serve", cmd: hookCmd, dest: destUnrouted},
 	}
-	variants = append(variants, variant{name: "**sh script + curl** → Go HTTP receiver", cmd: claude.ShellQuote(script), dest: destHTTP})
+	variants = append(variants, variant{name: "**sh script + curl** → Go HTTP receiver", cmd: shellquote.Quote(script), dest: destHTTP})
 	// What-ifs: where the time goes, and what a change would save.
 	variants = append(variants, variant{name: "`corral hook`, exec form (no sh)", argv: append([]string{c.corral}, hookArgs...), dest: destUnrouted, whatIf: true})
 	if c.corralStatic != "" {
 		variants = append(variants, variant{name: "`corral hook` built with CGO_ENABLED=0 (static)",
-			cmd: claude.CommandLine(append([]string{c.corralStatic}, hookArgs...)...), dest: destUnrouted, whatIf: true})
+			cmd: shellquote.Join(append([]string{c.corralStatic}, hookArgs...)...), dest: destUnrouted, whatIf: true})
 	}
 	for i := range variants {
 		if variants[i].env == nil {

@@ -23,12 +23,16 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/atomicfile"
 	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/hooks"
+	"github.com/corral-dev/corral/internal/claude/sessionfile"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/lifetime"
 	"github.com/corral-dev/corral/internal/metrics"
+	"github.com/corral-dev/corral/internal/shellquote"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/term"
@@ -235,23 +239,23 @@ func (a *Agent) Tmux() *tmux.Server { return a.tmux }
 
 // HookExec is what Claude runs for every hook, without a shell: the small
 // corral-hook binary next to corral's own, else corral itself.
-func (a *Agent) HookExec() claude.Exec {
+func (a *Agent) HookExec() hooks.Exec {
 	return HookExec(a.cfg.CorralBin, a.cfg.DataDir)
 }
 
 // HookExec is the hook command for the corral binary at corralBin and a
 // data directory.
-func HookExec(corralBin, dataDir string) claude.Exec {
+func HookExec(corralBin, dataDir string) hooks.Exec {
 	small := filepath.Join(filepath.Dir(corralBin), "corral-hook")
 	if fi, err := os.Stat(small); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-		return claude.Exec{Path: small, Args: []string{"--data-dir", dataDir}}
+		return hooks.Exec{Path: small, Args: []string{"--data-dir", dataDir}}
 	}
-	return claude.Exec{Path: corralBin, Args: []string{"hook", "--data-dir", dataDir}}
+	return hooks.Exec{Path: corralBin, Args: []string{"hook", "--data-dir", dataDir}}
 }
 
 // StatusLineCommand is the command line of corral's status line.
 func (a *Agent) StatusLineCommand() string {
-	return claude.CommandLine(a.cfg.CorralBin, "statusline", "--data-dir", a.cfg.DataDir)
+	return shellquote.Join(a.cfg.CorralBin, "statusline", "--data-dir", a.cfg.DataDir)
 }
 
 // Serve starts the agent (Start) and serves until ctx ends, then stops it
@@ -278,11 +282,11 @@ func (a *Agent) Start(ctx context.Context) error {
 
 	// Claude's settings: regenerated whenever corral's path or data
 	// directory changes (the content names both).
-	settings, err := claude.SettingsJSON(a.HookExec(), a.StatusLineCommand())
+	settings, err := hooks.SettingsJSON(a.HookExec(), a.StatusLineCommand())
 	if err != nil {
 		return err
 	}
-	if _, err := claude.WriteIfChanged(a.settings, settings, 0o600); err != nil {
+	if _, err := atomicfile.WriteIfChanged(a.settings, settings, 0o600); err != nil {
 		return fmt.Errorf("write claude settings: %w", err)
 	}
 	if err := a.tmux.WriteConfig(); err != nil {
@@ -313,7 +317,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.goLoop("hooks", func() { a.serveHooks(ln) })
 	a.goLoop("transcripts", a.watchTranscripts)
 	a.goLoop("session-files", func() {
-		err := claude.WatchSessionFiles(a.ctx, claude.SessionsDir(a.cfg.ClaudeDir), a.onSessionFile)
+		err := sessionfile.Watch(a.ctx, sessionfile.Dir(a.cfg.ClaudeDir), a.onSessionFile)
 		if err != nil && a.ctx.Err() == nil {
 			a.log.Error("session file watcher stopped", "err", err)
 		}

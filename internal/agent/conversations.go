@@ -1,14 +1,14 @@
 package agent
 
 import (
-	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/sessionfile"
 	"github.com/corral-dev/corral/internal/proc"
 )
 
 // liveSessionFiles are the session files of Claude processes alive now
 // (a file whose pid was reused by another process does not count).
-func liveSessionFiles(claudeDir string) []claude.SessionFile {
-	files, err := claude.ReadSessionFiles(claude.SessionsDir(claudeDir))
+func liveSessionFiles(claudeDir string) []sessionfile.File {
+	files, err := sessionfile.ReadDir(sessionfile.Dir(claudeDir))
 	if err != nil {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/hooks"
 	"github.com/corral-dev/corral/internal/gitrepo"
 )
 
@@ -82,10 +82,10 @@ func (a *Agent) gitKick(dir string) {
 
 // gitHook kicks a refresh for the hooks after which files or the branch
 // may have changed.
-func (a *Agent) gitHook(id string, p claude.HookPayload) {
+func (a *Agent) gitHook(id string, p hooks.Payload) {
 	switch p.HookEventName {
-	case claude.EventStop, claude.EventStopFailure, claude.EventSubagentStop, claude.EventSessionStart:
-	case claude.EventPostToolUse, claude.EventPostToolUseFailure:
+	case hooks.EventStop, hooks.EventStopFailure, hooks.EventSubagentStop, hooks.EventSessionStart:
+	case hooks.EventPostToolUse, hooks.EventPostToolUseFailure:
 		switch p.ToolName {
 		case "Edit", "MultiEdit", "Write", "NotebookEdit", "Bash":
 		default:

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/screen"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/tmux"
 )
@@ -416,8 +416,8 @@ func (a *Agent) Answer(ctx context.Context, req api.AnswerRequest) (api.AnswerRe
 
 // answerOf turns an answer request into what the screen's dialog takes,
 // and says what was chosen.
-func answerOf(d *claude.Dialog, req api.AnswerRequest) (claude.Answer, string, error) {
-	ans := claude.Answer{Option: req.Option, Options: req.Options, Text: req.Text, Fields: req.Fields, Cancel: req.Cancel}
+func answerOf(d *screen.Dialog, req api.AnswerRequest) (screen.Answer, string, error) {
+	ans := screen.Answer{Option: req.Option, Options: req.Options, Text: req.Text, Fields: req.Fields, Cancel: req.Cancel}
 	if req.Choice != "" {
 		if req.Option != 0 || len(req.Options) > 0 {
 			return ans, "", api.Errorf(api.CodeBadRequest, "give an option or a choice, not both")
@@ -455,7 +455,7 @@ const maxReplans = 8
 
 // answerDialog plans the keys of an answer on the dialog v shows and sends
 // them, step by step.
-func (a *Agent) answerDialog(ctx context.Context, id string, v screenView, ans claude.Answer) error {
+func (a *Agent) answerDialog(ctx context.Context, id string, v screenView, ans screen.Answer) error {
 	d := v.dialog
 	for range maxReplans {
 		plan, err := d.Keys(ans)
@@ -487,7 +487,7 @@ const stepWait = 3 * time.Second
 // runPlan sends a plan's steps, each once the screen shows the last one
 // took effect. before is the dialog the plan was made for (nil for plans
 // on the input box).
-func (a *Agent) runPlan(ctx context.Context, id string, before *claude.Dialog, plan claude.KeyPlan) error {
+func (a *Agent) runPlan(ctx context.Context, id string, before *screen.Dialog, plan screen.KeyPlan) error {
 	tm, target, err := a.terminal(id)
 	if err != nil {
 		return err
@@ -509,7 +509,7 @@ func (a *Agent) runPlan(ctx context.Context, id string, before *claude.Dialog, p
 }
 
 // waitStep reads the screen until it shows u, within stepWait.
-func (a *Agent) waitStep(ctx context.Context, tm *tmux.Server, target string, before *claude.Dialog, u claude.Until) error {
+func (a *Agent) waitStep(ctx context.Context, tm *tmux.Server, target string, before *screen.Dialog, u screen.Until) error {
 	deadline := time.Now().Add(stepWait)
 	for {
 		// Plain text: a hint may be styled word by word.
@@ -531,7 +531,7 @@ func (a *Agent) waitStep(ctx context.Context, tm *tmux.Server, target string, be
 	}
 }
 
-func describeStep(st claude.KeyStep) string {
+func describeStep(st screen.KeyStep) string {
 	if st.Text != "" {
 		return "typing the text"
 	}
@@ -539,7 +539,7 @@ func describeStep(st claude.KeyStep) string {
 }
 
 // choiceOption finds the option a yes/no/always answer means, by its label.
-func choiceOption(d *claude.Dialog, choice string) (int, error) {
+func choiceOption(d *screen.Dialog, choice string) (int, error) {
 	match := func(pred func(l string) bool) []int {
 		var out []int
 		for i, o := range d.Options {

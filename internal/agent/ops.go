@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/transcript"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/status"
@@ -262,7 +262,7 @@ func (a *Agent) Restart(ctx context.Context, req api.RestartRequest) (api.Sessio
 	}
 	resume := ""
 	if req.Resume {
-		if conv == "" || !claude.Saved(tpath) {
+		if conv == "" || !transcript.Saved(tpath) {
 			return api.Session{}, api.Errorf(api.CodeBadRequest, "session %s has no saved conversation to resume; restart it without resume", id)
 		}
 		if other := a.runningConversation(conv, id); other != "" {
@@ -773,7 +773,7 @@ func (a *Agent) Resumable(ctx context.Context, req api.ResumableRequest) ([]api.
 	if !filepath.IsAbs(dir) {
 		return nil, api.Errorf(api.CodeBadRequest, "dir must be an absolute path")
 	}
-	list, err := claude.ListResumable(a.cfg.ClaudeDir, filepath.Clean(dir), 200)
+	list, err := transcript.ListResumable(a.cfg.ClaudeDir, filepath.Clean(dir), 200)
 	if err != nil {
 		return nil, api.Errorf(api.CodeInternal, "resumable sessions: %v", err)
 	}

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/sessionfile"
+	"github.com/corral-dev/corral/internal/claude/transcript"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/tmux"
@@ -325,7 +326,7 @@ func (a *Agent) settleLocked(s *session, p probe) {
 			// starting once its session file has a status, or once the
 			// grace is over.
 			switch p.check.FileStatus {
-			case claude.SessionBusy, claude.SessionIdle, claude.SessionWaiting:
+			case sessionfile.Busy, sessionfile.Idle, sessionfile.Waiting:
 			default:
 				if time.Since(s.launchedAt) <= startGrace {
 					return
@@ -351,14 +352,14 @@ func (a *Agent) settleLocked(s *session, p probe) {
 func (a *Agent) checkOf(s *session, pid int) verifyCheck {
 	var c verifyCheck
 	c.ClaudeRunning = true
-	path := filepath.Join(claude.SessionsDir(a.cfg.ClaudeDir), strconv.Itoa(pid)+".json")
-	if f, err := claude.ReadSessionFile(path); err == nil && proc.StartTimeMatches(f.PID, f.ProcStart) {
+	path := filepath.Join(sessionfile.Dir(a.cfg.ClaudeDir), strconv.Itoa(pid)+".json")
+	if f, err := sessionfile.Read(path); err == nil && proc.StartTimeMatches(f.PID, f.ProcStart) {
 		c.FileStatus, c.FileWaitingFor = f.Status, f.WaitingFor
 		c.SessionID = f.SessionID
 	}
 	if tp := s.transcript(a.cfg.ClaudeDir); tp != "" {
-		if ts, err := claude.LastTurnState(tp); err == nil {
-			c.TurnEnded = ts.Status == claude.TurnDone
+		if ts, err := transcript.LastTurnState(tp); err == nil {
+			c.TurnEnded = ts.Status == transcript.TurnDone
 		}
 	}
 	return c
@@ -416,7 +417,7 @@ func (a *Agent) recreate(ctx context.Context, todo []*session) error {
 			// Claude can resume only a conversation it saved: one cut
 			// off before Claude wrote it down starts afresh, rather
 			// than ending at "No conversation found".
-			if tp := s.transcript(a.cfg.ClaudeDir); resume != "" && !claude.Saved(tp) {
+			if tp := s.transcript(a.cfg.ClaudeDir); resume != "" && !transcript.Saved(tp) {
 				a.log.Warn("no transcript to resume; starting a new conversation", "id", s.id, "claude_session", resume, "transcript", tp)
 				resume = ""
 			}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/screen"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/tmux"
 )
@@ -20,12 +20,12 @@ import (
 
 // screenView is what one read of a session's screen shows.
 type screenView struct {
-	// scr is the screen as claude.ReadScreen read it, from the capture text.
-	scr  claude.Screen
+	// scr is the screen as screen.Read read it, from the capture text.
+	scr  screen.Screen
 	text string
 	// dialog is the dialog open at the bottom of the screen, if any, its
 	// kind and its fingerprint.
-	dialog *claude.Dialog
+	dialog *screen.Dialog
 	kind   string
 	fp     string
 	// input: Claude's prompt box is drawn (and no dialog covers it); draft
@@ -38,7 +38,7 @@ type screenView struct {
 
 // readScreen interprets a capture of Claude's screen.
 func readScreen(text string) screenView {
-	sc := claude.ReadScreen(text)
+	sc := screen.Read(text)
 	v := screenView{scr: sc, text: text, dialog: sc.Dialog, busy: sc.Busy}
 	if sc.Dialog != nil {
 		v.kind = sc.Dialog.Kind
@@ -111,9 +111,9 @@ func waitingOf(v screenView) *api.Waiting {
 		w.Options[i] = api.Option{Number: i + 1, Label: o.Label, Description: o.Description, Text: o.Text, Checked: o.Checked, Chat: o.Chat}
 	}
 	switch d.Current {
-	case claude.CurrentSubmit:
+	case screen.CurrentSubmit:
 		w.Current = -1
-	case claude.CurrentUnknown:
+	case screen.CurrentUnknown:
 		// The screen did not say which tab is on: the first unanswered.
 		for i, done := range d.Answered {
 			if !done {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/transcript"
 	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/store"
 )
@@ -60,16 +61,16 @@ type session struct {
 // mu, which a reader holds while it reads the file (outside Agent.mu).
 type transcriptReader struct {
 	mu   sync.Mutex
-	tail *claude.Tailer
+	tail *transcript.Tailer
 	// tokens adds up the transcript's usage, deduplicated by message.
-	tokens claude.UsageTotals
+	tokens transcript.UsageTotals
 	// primed: the transcript's existing content has been read for
 	// metadata; only lines after it are status signals.
 	primed bool
 }
 
 func newTranscriptReader(path string) *transcriptReader {
-	return &transcriptReader{tail: claude.NewTailer(path, claude.Position{})}
+	return &transcriptReader{tail: transcript.NewTailer(path, transcript.Position{})}
 }
 
 // path is the transcript's path, which never changes.

@@ -12,6 +12,9 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/hooks"
+	"github.com/corral-dev/corral/internal/claude/sessionfile"
+	"github.com/corral-dev/corral/internal/claude/transcript"
 	"github.com/corral-dev/corral/internal/hook"
 	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/proc"
@@ -19,7 +22,7 @@ import (
 )
 
 // hookEvent maps a hook payload to a status event.
-func hookEvent(p claude.HookPayload, at time.Time) (status.Event, bool) {
+func hookEvent(p hooks.Payload, at time.Time) (status.Event, bool) {
 	ev := status.Event{At: at, ClaudeSessionID: p.SessionID, TranscriptPath: p.TranscriptPath, Model: p.Model,
 		AgentID: p.AgentID, AgentType: p.AgentType, ToolUseID: p.ToolUseID}
 	if p.AgentID != "" {
@@ -27,40 +30,40 @@ func hookEvent(p claude.HookPayload, at time.Time) (status.Event, bool) {
 		ev.TranscriptPath = ""
 	}
 	switch p.HookEventName {
-	case claude.EventSessionStart:
+	case hooks.EventSessionStart:
 		ev.Kind, ev.Source = status.HookSessionStart, p.Source
-	case claude.EventSessionEnd:
+	case hooks.EventSessionEnd:
 		ev.Kind, ev.Source = status.HookSessionEnd, p.Reason
-	case claude.EventUserPromptSubmit:
+	case hooks.EventUserPromptSubmit:
 		ev.Kind, ev.Prompt = status.HookPromptSubmit, p.Prompt
-	case claude.EventPreToolUse:
+	case hooks.EventPreToolUse:
 		ev.Kind, ev.Tool, ev.ToolInput = status.HookPreToolUse, p.ToolName, p.ToolInput
-	case claude.EventPostToolUse, claude.EventPostToolUseFailure:
+	case hooks.EventPostToolUse, hooks.EventPostToolUseFailure:
 		ev.Kind, ev.Tool = status.HookPostToolUse, p.ToolName
-	case claude.EventSubagentStart:
+	case hooks.EventSubagentStart:
 		ev.Kind = status.HookSubagentStart
-	case claude.EventSubagentStop:
+	case hooks.EventSubagentStop:
 		ev.Kind = status.HookSubagentStop
-	case claude.EventElicitation:
+	case hooks.EventElicitation:
 		ev.Kind, ev.Message, ev.Tool = status.HookElicitation, p.Message, p.MCPServerName
-	case claude.EventElicitationResult:
+	case hooks.EventElicitationResult:
 		ev.Kind = status.HookElicitationResult
-	case claude.EventTaskCreated:
+	case hooks.EventTaskCreated:
 		ev.Kind, ev.TaskID, ev.TaskSubject = status.HookTaskCreated, p.TaskID, p.TaskSubject
-	case claude.EventTaskCompleted:
+	case hooks.EventTaskCompleted:
 		ev.Kind, ev.TaskID, ev.TaskSubject = status.HookTaskCompleted, p.TaskID, p.TaskSubject
-	case claude.EventPermissionRequest:
+	case hooks.EventPermissionRequest:
 		ev.Kind, ev.Tool, ev.ToolInput, ev.Suggestions = status.HookPermissionRequest, p.ToolName, p.ToolInput, p.PermissionSuggestions
-	case claude.EventNotification:
+	case hooks.EventNotification:
 		ev.Kind, ev.NotificationType, ev.Message = status.HookNotification, p.NotificationType, p.Message
-	case claude.EventStop:
+	case hooks.EventStop:
 		ev.Kind, ev.Message = status.HookStop, p.LastAssistantMessage
 		ev.Background = backgroundOf(p.BackgroundTasks)
-	case claude.EventStopFailure:
+	case hooks.EventStopFailure:
 		ev.Kind, ev.ErrorKind, ev.Message = status.HookStopFailure, p.Error, p.LastAssistantMessage
-	case claude.EventPreCompact:
+	case hooks.EventPreCompact:
 		ev.Kind = status.HookPreCompact
-	case claude.EventPostCompact:
+	case hooks.EventPostCompact:
 		ev.Kind = status.HookPostCompact
 	default:
 		return ev, false
@@ -73,7 +76,7 @@ const maxBackground = 32
 
 // backgroundOf is what still runs of Stop's background_tasks (never nil,
 // so that "none" is told from "the hook did not say" only by the payload).
-func backgroundOf(tasks []claude.BackgroundTask) []api.BackgroundTask {
+func backgroundOf(tasks []hooks.BackgroundTask) []api.BackgroundTask {
 	if tasks == nil {
 		return nil
 	}
@@ -97,19 +100,19 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 		a.metrics.HookDelivered(h.Kind, metrics.ResultBad, time.Time{})
 		return
 	}
-	var p claude.HookPayload
-	var sl claude.StatusLine
+	var p hooks.Payload
+	var sl hooks.StatusLine
 	var err error
 	switch h.Kind {
 	case hook.KindStatusLine:
-		sl, err = claude.ParseStatusLine(payload)
+		sl, err = hooks.ParseStatusLine(payload)
 	case hook.KindHook:
 		if h.Truncated {
 			// Cut at the size limit by the sender: the event and its tool,
 			// without the tool's input.
-			p, err = claude.ParseHookPrefix(payload)
+			p, err = hooks.ParsePrefix(payload)
 		} else {
-			p, err = claude.ParseHook(payload)
+			p, err = hooks.Parse(payload)
 		}
 	}
 	if err != nil {
@@ -218,7 +221,7 @@ func tmuxServerPID(v string) int {
 	return pid
 }
 
-func (a *Agent) absorbStatusLineLocked(s *session, sl claude.StatusLine) {
+func (a *Agent) absorbStatusLineLocked(s *session, sl hooks.StatusLine) {
 	u := sl.Usage()
 	// Token totals come from the transcript; keep them.
 	u.InputTokens, u.OutputTokens, u.CacheRead, u.CacheCreation = s.usage.InputTokens, s.usage.OutputTokens, s.usage.CacheRead, s.usage.CacheCreation
@@ -258,7 +261,7 @@ func claudeAncestor(ppid int) int {
 
 // onSessionFile handles a change of one of Claude's session files. The
 // process checks (/proc) come before the lock, the transcript after it.
-func (a *Agent) onSessionFile(ev claude.SessionFileEvent) {
+func (a *Agent) onSessionFile(ev sessionfile.Event) {
 	if ev.Removed {
 		a.mu.Lock()
 		for _, s := range a.sessions {
@@ -417,7 +420,7 @@ func (a *Agent) readTranscript(id string) {
 		}
 		for _, e := range b.Entries {
 			r.tokens.Add(e)
-			for _, sig := range claude.Signals(e) {
+			for _, sig := range transcript.Signals(e) {
 				ev, ok := transcriptEvent(sig)
 				if !ok || !r.primed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded || ev.Kind == status.PromptSeen) {
 					continue // history, not news
@@ -454,17 +457,17 @@ func (a *Agent) readTranscript(id string) {
 	}
 }
 
-func transcriptEvent(sig claude.Signal) (status.Event, bool) {
+func transcriptEvent(sig transcript.Signal) (status.Event, bool) {
 	switch v := sig.(type) {
-	case claude.Interrupt:
+	case transcript.Interrupt:
 		return status.Event{Kind: status.Interrupt, At: v.At}, true
-	case claude.ToolUse:
+	case transcript.ToolUse:
 		return status.Event{Kind: status.ToolSeen, Tool: v.Name, ToolInput: v.Input}, true
-	case claude.AssistantText:
+	case transcript.AssistantText:
 		return status.Event{Kind: status.AssistantText, Message: v.Text}, true
-	case claude.TurnEnded:
+	case transcript.TurnEnded:
 		return status.Event{Kind: status.TurnEnded, At: v.At}, true
-	case claude.PromptSubmitted:
+	case transcript.PromptSubmitted:
 		return status.Event{Kind: status.PromptSeen, At: v.At, Prompt: v.Text}, true
 	}
 	return status.Event{}, false

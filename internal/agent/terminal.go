@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/transcript"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/term"
 	"github.com/corral-dev/corral/internal/tmux"
@@ -206,11 +206,11 @@ func (a *Agent) Timeline(ctx context.Context, req api.SessionRef) (api.Timeline,
 	if err != nil {
 		return tl, nil // no transcript yet
 	}
-	entries, err := claude.ReadTail(path, timelineTail)
+	entries, err := transcript.ReadTail(path, timelineTail)
 	if err != nil {
 		return tl, api.Errorf(api.CodeInternal, "read transcript: %v", err)
 	}
-	items := claude.Timeline(entries)
+	items := transcript.Timeline(entries)
 	if len(items) > timelineItems {
 		items = items[len(items)-timelineItems:]
 	}

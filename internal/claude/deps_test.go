@@ -6,8 +6,8 @@ import (
 	"github.com/corral-dev/corral/internal/testkit/imports"
 )
 
-// TestImports keeps the package a leaf: the standard library, fsnotify and
-// corral's wire types only.
+// TestImports keeps the package a leaf but for one generic helper: its
+// subpackages build on it.
 func TestImports(t *testing.T) {
-	imports.Only(t, "github.com/fsnotify/fsnotify", "github.com/corral-dev/corral/internal/api")
+	imports.Only(t, "github.com/corral-dev/corral/internal/regularfile")
 }

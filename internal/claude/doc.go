@@ -1,25 +1,22 @@
-// Package claude reads what Claude Code (the `claude` CLI, checked against
-// version 2.1.197) writes and sends, and writes the little corral needs to
-// hand it: hook payloads, the live-session files in ~/.claude/sessions,
-// conversation transcripts (JSONL under ~/.claude/projects), the status-line
-// input, the settings file that registers corral's hooks, the list of
-// resumable sessions, and what the pane's screen shows: ReadScreen tells
-// which dialog is open (or the input box and its draft), and Dialog.Keys
-// plans the keys that answer it from that screen alone.
+// Package claude is what corral's readers of Claude Code's data share, and
+// Claude's command line: where Claude keeps things (ConfigDir, the
+// transcript folders and paths, computed as claude 2.1.197 does), the
+// error of input over a size limit (ErrTooLarge), the lenient decoding
+// every one of Claude's formats needs (CheckObject, DecodeLoose,
+// FlexString: the formats drift between versions, and one odd field must
+// not hide an event), and which arguments of `claude` a request may not
+// pass (DangerousArgs).
 //
-// Everything here is pure parsing and small file helpers: no state is kept
-// between calls except in the values callers hold (Tailer, UsageTotals,
-// TimelineBuilder), and nothing is global. Every reader has a size limit and
-// every bad input becomes an error (or a counted, skipped line), never a
-// panic. The parsers are fuzzed (see fuzz_test.go).
+// The readers themselves are its subpackages, each with its own limits
+// and fuzz targets: screen (what the pane shows, and the keys that answer
+// a dialog), sessionfile (~/.claude/sessions), transcript (the JSONL
+// conversations) and hooks (hook payloads, the status line, and the
+// settings that register corral's hooks). Nothing here keeps state or
+// reads the environment; every bad input is an error, never a panic.
 //
-// Claude's files are read-only to corral. The one exception is
-// InstallGlobal/UninstallGlobal, which a person runs explicitly
-// (`corral hooks install --global`) to edit ~/.claude/settings.json: they
-// merge rather than clobber, keep a timestamped backup, and write atomically.
-//
-// The real artifacts this package is tested against are in
-// testdata/claude-code-2.1.197 at the top of the repository; README.md there
-// explains each step of the recorded scenario, and flows/ holds a recording
-// of every dialog.
+// Claude's files are read-only to corral, except the global install of
+// hooks.InstallGlobal, which a person runs explicitly. The real artifacts
+// these packages are tested against are in testdata/claude-code-2.1.197 at
+// the top of the repository; README.md there explains each step of the
+// recorded scenario, and flows/ holds a recording of every dialog.
 package claude

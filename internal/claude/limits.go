@@ -5,53 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-)
 
-// Size limits. Claude's own files are small except transcripts, whose single
-// lines can hold whole files or pasted images; the limits are generous
-// enough for real data and small enough that a hostile file cannot exhaust
-// memory.
-const (
-	// MaxHookPayload bounds one hook's stdin. Tool inputs and responses ride
-	// along (a Write of a large file), so this is not tiny.
-	MaxHookPayload = 16 << 20
-	// MaxSessionFile bounds ~/.claude/sessions/<pid>.json (about 400 bytes in
-	// practice).
-	MaxSessionFile = 1 << 20
-	// MaxStatusLine bounds one status-line input.
-	MaxStatusLine = 4 << 20
-	// MaxSettingsFile bounds a settings.json.
-	MaxSettingsFile = 8 << 20
-	// MaxEntryLine is the default cap on one transcript line.
-	MaxEntryLine = 16 << 20
+	"github.com/corral-dev/corral/internal/regularfile"
 )
 
 // ErrTooLarge is wrapped by every error about input over a size limit.
-var ErrTooLarge = errors.New("input too large")
+var ErrTooLarge = regularfile.ErrTooLarge
 
-// readFileLimited reads at most limit bytes of path and fails with
-// ErrTooLarge beyond that, so a huge or endless file (a FIFO, /dev/zero)
-// cannot be slurped.
-func readFileLimited(path string, limit int64) ([]byte, error) {
-	f, err := openRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: %w (over %d bytes)", path, ErrTooLarge, limit)
-	}
-	return b, nil
-}
-
-// checkObject rejects input that is not a single JSON object, with an error
+// CheckObject rejects input that is not a single JSON object, with an error
 // that says what it is instead.
-func checkObject(what string, b []byte, limit int) error {
+func CheckObject(what string, b []byte, limit int) error {
 	if len(b) > limit {
 		return fmt.Errorf("%s: %w (%d bytes, limit %d)", what, ErrTooLarge, len(b), limit)
 	}
@@ -60,7 +23,7 @@ func checkObject(what string, b []byte, limit int) error {
 		return fmt.Errorf("%s: empty input", what)
 	}
 	if t[0] != '{' {
-		return fmt.Errorf("%s: not a JSON object (starts with %q)", what, clip(string(t), 16))
+		return fmt.Errorf("%s: not a JSON object (starts with %q)", what, Clip(string(t), 16))
 	}
 	if !json.Valid(t) {
 		return fmt.Errorf("%s: malformed JSON", what)
@@ -68,12 +31,12 @@ func checkObject(what string, b []byte, limit int) error {
 	return nil
 }
 
-// decodeLoose unmarshals b (already checked to be a valid object) into v.
+// DecodeLoose unmarshals b (already checked to be a valid object) into v.
 // A field of an unexpected type is left zero instead of failing the whole
 // value: Claude's formats drift between versions, and one odd field must not
-// hide an event. The custom field types of this package never fail, so any
-// other error is real and returned.
-func decodeLoose(b []byte, v any) error {
+// hide an event. FlexString never fails, so any other error is real and
+// returned.
+func DecodeLoose(b []byte, v any) error {
 	err := json.Unmarshal(b, v)
 	var te *json.UnmarshalTypeError
 	if err == nil || errors.As(err, &te) {
@@ -82,8 +45,8 @@ func decodeLoose(b []byte, v any) error {
 	return err
 }
 
-// clip shortens s to at most n runes, for error messages and previews.
-func clip(s string, n int) string {
+// Clip shortens s to at most n runes, for error messages and previews.
+func Clip(s string, n int) string {
 	if n <= 0 {
 		return ""
 	}
@@ -97,23 +60,23 @@ func clip(s string, n int) string {
 	return s
 }
 
-// flexString is a string field that also accepts any other JSON value
+// FlexString is a string field that also accepts any other JSON value
 // (stored as its JSON text), for fields whose type Claude has changed.
-type flexString string
+type FlexString string
 
-func (f *flexString) UnmarshalJSON(b []byte) error {
+func (f *FlexString) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		*f = flexString(s)
+		*f = FlexString(s)
 		return nil
 	}
 	if string(b) == "null" {
 		*f = ""
 		return nil
 	}
-	*f = flexString(b)
+	*f = FlexString(b)
 	return nil
 }

@@ -69,6 +69,25 @@ func javaHashAbs(units []uint16) int64 {
 	return v
 }
 
+// ConfigDir is Claude's configuration directory, as Claude itself picks
+// it: $CLAUDE_CONFIG_DIR when that is set, else ~/.claude (claude 2.1.197:
+// process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude")). Settings,
+// session files and transcripts all live under it, so every path in this
+// package derives from the directory this returns. An empty value counts
+// as unset. A relative one, which Claude would resolve against each
+// session's own working directory, is taken from the home directory:
+// corral watches one directory for all sessions. This package never reads
+// the environment itself: getenv is passed in.
+func ConfigDir(getenv func(string) string, home string) string {
+	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(home, d)
+		}
+		return filepath.Clean(d)
+	}
+	return filepath.Join(home, ".claude")
+}
+
 // ProjectsDir is the transcripts folder in Claude's configuration directory
 // claudeDir (see ConfigDir): ~/.claude/projects by default.
 func ProjectsDir(claudeDir string) string { return filepath.Join(claudeDir, "projects") }

@@ -32,16 +32,6 @@ func TestProjectDirNameMatchesClaude(t *testing.T) {
 	}
 }
 
-func TestTranscriptPathFixture(t *testing.T) {
-	p, err := ParseHook(fixtureLines(t, "hooks.jsonl")[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := TranscriptPath("/home/dev/.claude", p.CWD, p.SessionID); got != p.TranscriptPath {
-		t.Fatalf("TranscriptPath = %q, Claude said %q", got, p.TranscriptPath)
-	}
-}
-
 func TestProjectDirNameHashEdge(t *testing.T) {
 	// Math.abs(-2^31) is 2^31 in JavaScript; the hash must not overflow.
 	if got := javaHashAbs([]uint16{}); got != 0 {
@@ -78,5 +68,26 @@ func TestProjectDirs(t *testing.T) {
 	}
 	if got := ProjectDirs(home, "/home/dev/proj"); len(got) != 1 || got[0] != unrelated {
 		t.Fatalf("short path: %v", got)
+	}
+}
+
+// ConfigDir must pick the directory Claude itself uses, or the watchers
+// read a folder Claude never writes.
+func TestConfigDir(t *testing.T) {
+	for _, c := range []struct{ env, want string }{
+		{"", "/home/dev/.claude"},
+		{"/srv/claude-work", "/srv/claude-work"},
+		{"/srv/claude-work/", "/srv/claude-work"},
+		{"cfg/claude", "/home/dev/cfg/claude"},
+	} {
+		getenv := func(k string) string {
+			if k == "CLAUDE_CONFIG_DIR" {
+				return c.env
+			}
+			return ""
+		}
+		if got := ConfigDir(getenv, "/home/dev"); got != c.want {
+			t.Errorf("CLAUDE_CONFIG_DIR=%q: ConfigDir = %q, want %q", c.env, got, c.want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/hooks"
 	"github.com/corral-dev/corral/internal/hook"
 )
 
@@ -76,7 +77,7 @@ func runUserStatusLine(payload []byte, stdout io.Writer, getenv func(string) str
 	if home == "" && getenv("CLAUDE_CONFIG_DIR") == "" {
 		return
 	}
-	cmdline, ok := claude.UserStatusLine(claude.ConfigDir(getenv, home), project)
+	cmdline, ok := hooks.UserStatusLine(claude.ConfigDir(getenv, home), project)
 	if !ok {
 		return
 	}

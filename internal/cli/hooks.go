@@ -10,6 +10,8 @@ import (
 
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/hooks"
+	"github.com/corral-dev/corral/internal/shellquote"
 )
 
 func newHooksCmd(e *env) *cobra.Command {
@@ -36,7 +38,7 @@ set, Claude reads its settings from there instead, and so does this command.`,
 			if err != nil {
 				return err
 			}
-			res, err := claude.InstallGlobal(claudeDir, hookCmd, statusCmd)
+			res, err := hooks.InstallGlobal(claudeDir, hookCmd, statusCmd)
 			if err != nil {
 				return err
 			}
@@ -64,7 +66,7 @@ set, Claude reads its settings from there instead, and so does this command.`,
 			if err != nil {
 				return err
 			}
-			res, err := claude.UninstallGlobal(claudeDir)
+			res, err := hooks.UninstallGlobal(claudeDir)
 			if err != nil {
 				return err
 			}
@@ -89,7 +91,7 @@ set, Claude reads its settings from there instead, and so does this command.`,
 // command lines this binary and data directory should register: the same
 // strings the daemon writes into its own settings file, so Claude sees
 // one hook, not two, in a session corral started.
-func (e *env) hookCommands() (claudeDir string, hookCmd claude.Exec, statusCmd string, err error) {
+func (e *env) hookCommands() (claudeDir string, hookCmd hooks.Exec, statusCmd string, err error) {
 	home := e.getenv("HOME")
 	if home == "" && e.getenv("CLAUDE_CONFIG_DIR") == "" {
 		if home, err = os.UserHomeDir(); err != nil {
@@ -109,6 +111,6 @@ func (e *env) hookCommands() (claudeDir string, hookCmd claude.Exec, statusCmd s
 		exe = r
 	}
 	hookCmd = agent.HookExec(exe, dir)
-	statusCmd = claude.CommandLine(exe, "statusline", "--data-dir", dir)
+	statusCmd = shellquote.Join(exe, "statusline", "--data-dir", dir)
 	return
 }

@@ -32,7 +32,7 @@ const (
 // (Claude edits files up to 1 GiB), a Bash output (30,000 characters by
 // default). 1 MiB holds every ordinary one; beyond it the sender sends the
 // first MaxPayload bytes with Truncated set, and the agent reads the fields
-// that came before the cut (claude.ParseHookPrefix): the event and the tool,
+// that came before the cut (hooks.ParsePrefix): the event and the tool,
 // without its input.
 const (
 	MaxHeader  = 4 << 10

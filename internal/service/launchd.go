@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/corral-dev/corral/internal/atomicfile"
 )
 
 // LaunchdPlist returns a launchd agent's property list for a spec; logDir
@@ -99,7 +101,7 @@ func (m Launchd) Install(ctx context.Context, s Spec, start bool) (string, error
 			return "", err
 		}
 	}
-	if err := writeFile(path, LaunchdPlist(s, m.LogDir), 0o644); err != nil {
+	if err := atomicfile.Write(path, LaunchdPlist(s, m.LogDir), 0o644); err != nil {
 		return "", err
 	}
 	m.Run(ctx, "launchctl", "bootout", m.domain()+"/"+s.Kind.Label()) // not loaded: fine

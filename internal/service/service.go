@@ -131,23 +131,6 @@ func Exec(ctx context.Context, name string, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// writeFile writes a file atomically with mode perm.
-func writeFile(path string, data []byte, perm os.FileMode) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, perm); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, perm); err != nil { // WriteFile keeps an existing file's mode
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
 // sameContent tells whether path holds exactly data.
 func sameContent(path string, data []byte) bool {
 	b, err := os.ReadFile(path)

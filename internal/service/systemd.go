@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/corral-dev/corral/internal/atomicfile"
 )
 
 // describe is each kind's one-line description.
@@ -206,7 +208,7 @@ func (m Systemd) Install(ctx context.Context, s Spec, start bool) (string, error
 	}
 	unit := SystemdUnit(s)
 	changed := !sameContent(path, unit)
-	if err := writeFile(path, unit, 0o644); err != nil {
+	if err := atomicfile.Write(path, unit, 0o644); err != nil {
 		return "", err
 	}
 	if _, err := m.ctl(ctx, "daemon-reload"); err != nil {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/screen"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/testkit/fakeapi"
 	"github.com/corral-dev/corral/internal/testkit/testio"
@@ -57,7 +57,7 @@ func (h *harness) refusesText(t *testing.T, id string) {
 	// The dialog as read before and after: the same one, its focus, checks
 	// and fields untouched (a spinner above it may move meanwhile).
 	after := h.screen(id)
-	b, a := claude.ReadScreen(before).Dialog, claude.ReadScreen(after).Dialog
+	b, a := screen.Read(before).Dialog, screen.Read(after).Dialog
 	bj, _ := json.Marshal(b)
 	aj, _ := json.Marshal(a)
 	if b == nil || a == nil || string(aj) != string(bj) {
@@ -91,9 +91,9 @@ func TestPermissionRefusesText(t *testing.T) {
 	err = h.c.Input(ctx, id, api.InputRequest{Text: "1", Enter: true})
 	expectCode(t, "API input during a permission dialog", err, api.CodeDialogOpen)
 	after := h.screen(id)
-	bj, _ := json.Marshal(claude.ReadScreen(before).Dialog)
-	aj, _ := json.Marshal(claude.ReadScreen(after).Dialog)
-	if string(aj) != string(bj) || claude.ReadScreen(after).Dialog == nil {
+	bj, _ := json.Marshal(screen.Read(before).Dialog)
+	aj, _ := json.Marshal(screen.Read(after).Dialog)
+	if string(aj) != string(bj) || screen.Read(after).Dialog == nil {
 		t.Errorf("the dialog changed after refused input:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 	if _, err := os.Stat(made); err == nil {

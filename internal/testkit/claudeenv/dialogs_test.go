@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-dev/corral/internal/claude"
+	"github.com/corral-dev/corral/internal/claude/screen"
 	"github.com/corral-dev/corral/internal/testkit/claudeenv"
 	"github.com/corral-dev/corral/internal/testkit/fakeapi"
 	"github.com/corral-dev/corral/internal/testkit/tmuxtest"
 )
 
 // TestDialogs answers every kind of dialog of the real claude with the keys
-// claude.ReadScreen and Dialog.Keys plan from its screen, and checks the
+// screen.Read and Dialog.Keys plan from its screen, and checks the
 // outcome: the tool ran or not, the answer reached the model, the file
 // appeared or not. The subtests share one fake API and run in parallel.
 func TestDialogs(t *testing.T) {
@@ -97,21 +97,21 @@ func (d *dialogRig) startWith(t *testing.T, opts claudeenv.Options, trusted bool
 	return p
 }
 
-// screen waits until ReadScreen shows what cond wants and returns it.
-func (p *pane) screen(what string, cond func(claude.Screen) bool) (claude.Screen, string) {
+// screen waits until screen.Read shows what cond wants and returns it.
+func (p *pane) screen(what string, cond func(screen.Screen) bool) (screen.Screen, string) {
 	p.t.Helper()
-	var s claude.Screen
+	var s screen.Screen
 	text := p.tm.WaitScreen(p.id, 40*time.Second, what, func(scr string) bool {
-		s = claude.ReadScreen(scr)
+		s = screen.Read(scr)
 		return cond(s)
 	})
 	return s, text
 }
 
 // dialog waits for a dialog of kind whose text holds contains.
-func (p *pane) dialog(kind, contains string) claude.Dialog {
+func (p *pane) dialog(kind, contains string) screen.Dialog {
 	p.t.Helper()
-	s, _ := p.screen("a "+kind+" dialog with "+contains, func(s claude.Screen) bool {
+	s, _ := p.screen("a "+kind+" dialog with "+contains, func(s screen.Screen) bool {
 		d := s.Dialog
 		return d != nil && d.Kind == kind && strings.Contains(d.Title+"\n"+d.Question+"\n"+d.Body, contains)
 	})
@@ -121,7 +121,7 @@ func (p *pane) dialog(kind, contains string) claude.Dialog {
 // idle waits for the empty input box.
 func (p *pane) idle() {
 	p.t.Helper()
-	p.screen("the empty input box", func(s claude.Screen) bool {
+	p.screen("the empty input box", func(s screen.Screen) bool {
 		return s.Input != nil && s.Input.Draft == "" && !s.Busy
 	})
 }
@@ -131,14 +131,14 @@ func (p *pane) prompt(text string) {
 	p.t.Helper()
 	p.idle()
 	p.tm.SendText(p.id, text)
-	p.screen("the typed prompt", func(s claude.Screen) bool { return s.Input != nil && s.Input.Draft == text })
+	p.screen("the typed prompt", func(s screen.Screen) bool { return s.Input != nil && s.Input.Draft == text })
 	p.tm.SendKeys(p.id, "Enter")
 }
 
 // answer plans the keys for a on the dialog d and sends them step by step,
 // each once the screen shows the previous one took effect; a plan that
 // asks for it is made again from the new screen.
-func (p *pane) answer(d claude.Dialog, a claude.Answer) {
+func (p *pane) answer(d screen.Dialog, a screen.Answer) {
 	p.t.Helper()
 	for round := 0; round < 5; round++ {
 		plan, err := d.Keys(a)
@@ -158,7 +158,7 @@ func (p *pane) answer(d claude.Dialog, a claude.Answer) {
 		if !plan.Replan {
 			return
 		}
-		s, _ := p.screen("the same dialog", func(s claude.Screen) bool { return s.Dialog != nil && s.Dialog.Fingerprint() == d.Fingerprint() })
+		s, _ := p.screen("the same dialog", func(s screen.Screen) bool { return s.Dialog != nil && s.Dialog.Fingerprint() == d.Fingerprint() })
 		d = *s.Dialog
 	}
 	p.t.Fatal("the plan kept asking for another round")
@@ -214,25 +214,25 @@ func testPermissionDialogs(t *testing.T, d *dialogRig) {
 
 	// Bash, approved with its digit.
 	p.prompt(bashW)
-	dl := p.dialog(claude.KindPermission, "Do you want to proceed?")
+	dl := p.dialog(screen.KindPermission, "Do you want to proceed?")
 	if dl.Tool != "Bash" || len(dl.Options) != 3 || dl.Options[0].Label != "Yes" || !strings.Contains(dl.Body, "by_bash") {
 		t.Fatalf("bash dialog: %+v", dl)
 	}
 	// Text typed now would answer the dialog: the screen says so.
-	if err := (claude.Screen{Dialog: &dl}).Typable(); err == nil {
+	if err := (screen.Screen{Dialog: &dl}).Typable(); err == nil {
 		t.Fatal("Typable with a dialog open")
 	}
-	p.answer(dl, claude.Answer{Option: 1})
+	p.answer(dl, screen.Answer{Option: 1})
 	waitFor(t, 20*time.Second, "by_bash", func() bool { return fileExists(filepath.Join(p.proj, "by_bash")) }, nil)
 
 	// Edit, answered No with feedback (Tab to amend).
 	seq := d.api.LastSeq()
 	p.prompt(editW)
-	dl = p.dialog(claude.KindPermission, "Do you want to make this edit to hello.txt?")
+	dl = p.dialog(screen.KindPermission, "Do you want to make this edit to hello.txt?")
 	if dl.Tool != "Edit" || !dl.Options[2].Text {
 		t.Fatalf("edit dialog: %+v", dl)
 	}
-	p.answer(dl, claude.Answer{Option: 3, Text: "use another word"})
+	p.answer(dl, screen.Answer{Option: 3, Text: "use another word"})
 	tr := d.lastToolResult(t, seq, "use another word")
 	if !tr.IsError {
 		t.Errorf("the rejection is not an error result: %+v", tr)
@@ -243,11 +243,11 @@ func testPermissionDialogs(t *testing.T, d *dialogRig) {
 
 	// Write, answered No: the file never appears.
 	p.prompt(writeW)
-	dl = p.dialog(claude.KindPermission, "Do you want to create new.txt?")
+	dl = p.dialog(screen.KindPermission, "Do you want to create new.txt?")
 	if dl.Tool != "Write" {
 		t.Fatalf("write dialog: %+v", dl)
 	}
-	p.answer(dl, claude.Answer{Option: 3})
+	p.answer(dl, screen.Answer{Option: 3})
 	p.idle()
 	if fileExists(filepath.Join(p.proj, "new.txt")) {
 		t.Error("new.txt written after No")
@@ -255,17 +255,17 @@ func testPermissionDialogs(t *testing.T, d *dialogRig) {
 
 	// A subagent's Bash, approved.
 	p.prompt(subW)
-	dl = p.dialog(claude.KindPermission, "Do you want to proceed?")
+	dl = p.dialog(screen.KindPermission, "Do you want to proceed?")
 	if dl.Agent != "general-purpose" || dl.Tool != "Bash" {
 		t.Fatalf("subagent dialog: %+v", dl)
 	}
-	p.answer(dl, claude.Answer{Option: 1})
+	p.answer(dl, screen.Answer{Option: 1})
 	waitFor(t, 30*time.Second, "by_subagent", func() bool { return fileExists(filepath.Join(p.proj, "by_subagent")) }, nil)
 	p.idle()
 
 	// A draft left in the box: Typable refuses, ClearDraftKeys empties it.
 	p.tm.SendText(p.id, "n")
-	s, _ := p.screen("the draft", func(s claude.Screen) bool { return s.Input != nil && s.Input.Draft == "n" })
+	s, _ := p.screen("the draft", func(s screen.Screen) bool { return s.Input != nil && s.Input.Draft == "n" })
 	if err := s.Typable(); err == nil {
 		t.Fatal("Typable with a draft")
 	}
@@ -301,13 +301,13 @@ func testQuestionDialogs(t *testing.T, d *dialogRig) {
 
 	cases := []struct {
 		word    string
-		answers []claude.Answer // one per screen: the question(s), then the review step
+		answers []screen.Answer // one per screen: the question(s), then the review step
 		result  string
 	}{
-		{w1, []claude.Answer{{Option: 2}}, `"Which database?"="SQLite"`},
-		{w2, []claude.Answer{{Option: 3, Text: "DuckDB"}}, `"Which database?"="DuckDB"`},
-		{w3, []claude.Answer{{Options: []int{1, 3}}, {Option: 1}}, `"Which features?"="Auth, Export"`},
-		{w4, []claude.Answer{{Option: 1}, {Options: []int{2}, Text: "Graphs"}, {Option: 2}, {Option: 1}},
+		{w1, []screen.Answer{{Option: 2}}, `"Which database?"="SQLite"`},
+		{w2, []screen.Answer{{Option: 3, Text: "DuckDB"}}, `"Which database?"="DuckDB"`},
+		{w3, []screen.Answer{{Options: []int{1, 3}}, {Option: 1}}, `"Which features?"="Auth, Export"`},
+		{w4, []screen.Answer{{Option: 1}, {Options: []int{2}, Text: "Graphs"}, {Option: 2}, {Option: 1}},
 			`"Which database?"="PostgreSQL", "Which features?"="Search, Graphs", "Which name?"="herd"`},
 	}
 	for _, c := range cases {
@@ -315,11 +315,11 @@ func testQuestionDialogs(t *testing.T, d *dialogRig) {
 		p.prompt(c.word)
 		var prev string
 		for i, a := range c.answers {
-			s, _ := p.screen("question "+itoa(i+1), func(s claude.Screen) bool {
-				return s.Dialog != nil && s.Dialog.Kind == claude.KindQuestion && s.Dialog.Fingerprint() != prev
+			s, _ := p.screen("question "+itoa(i+1), func(s screen.Screen) bool {
+				return s.Dialog != nil && s.Dialog.Kind == screen.KindQuestion && s.Dialog.Fingerprint() != prev
 			})
 			dl := *s.Dialog
-			if i == len(c.answers)-1 && len(c.answers) > 1 && dl.Current != claude.CurrentSubmit {
+			if i == len(c.answers)-1 && len(c.answers) > 1 && dl.Current != screen.CurrentSubmit {
 				t.Fatalf("%s: the last screen is not the Submit step: %+v", c.word, dl)
 			}
 			if i == 0 && dl.Options[0].Description == "" {
@@ -351,34 +351,34 @@ func testPlanAndElicitation(t *testing.T, d *dialogRig) {
 
 	seq := d.api.LastSeq()
 	p.prompt(planW + " one")
-	dl := p.dialog(claude.KindPlan, "Would you like to proceed?")
+	dl := p.dialog(screen.KindPlan, "Would you like to proceed?")
 	if !strings.Contains(dl.Plan, "1. Do it") || !dl.Options[2].Text {
 		t.Fatalf("plan dialog: %+v", dl)
 	}
-	p.answer(dl, claude.Answer{Option: 3, Text: "add tests first"})
+	p.answer(dl, screen.Answer{Option: 3, Text: "add tests first"})
 	if tr := d.lastToolResult(t, seq, "add tests first"); !tr.IsError {
 		t.Errorf("feedback result: %+v", tr)
 	}
 	seq = d.api.LastSeq()
 	p.prompt(planW + " two")
-	dl = p.dialog(claude.KindPlan, "Would you like to proceed?")
-	p.answer(dl, claude.Answer{Option: 2})
+	dl = p.dialog(screen.KindPlan, "Would you like to proceed?")
+	p.answer(dl, screen.Answer{Option: 2})
 	d.lastToolResult(t, seq, "User has approved your plan")
-	p.screen("plan mode off", func(s claude.Screen) bool { return s.Input != nil })
+	p.screen("plan mode off", func(s screen.Screen) bool { return s.Input != nil })
 
 	// The MCP tool's permission, then its form, filled and accepted.
 	p.prompt(formW)
-	dl = p.dialog(claude.KindPermission, "Do you want to proceed?")
+	dl = p.dialog(screen.KindPermission, "Do you want to proceed?")
 	if dl.Tool != "mcp__fake__form" {
 		t.Fatalf("mcp permission: %+v", dl)
 	}
-	p.answer(dl, claude.Answer{Option: 1})
-	dl = p.dialog(claude.KindElicitation, "Tell me about you")
+	p.answer(dl, screen.Answer{Option: 1})
+	dl = p.dialog(screen.KindElicitation, "Tell me about you")
 	if len(dl.Fields) != 4 {
 		t.Fatalf("form fields: %+v", dl.Fields)
 	}
 	seq = d.api.LastSeq()
-	p.answer(dl, claude.Answer{Option: 1, Fields: map[string]string{"Color": "blue", "Name": "Alice", "Count": "7", "Notify me": "true"}})
+	p.answer(dl, screen.Answer{Option: 1, Fields: map[string]string{"Color": "blue", "Name": "Alice", "Count": "7", "Notify me": "true"}})
 	tr := d.lastToolResult(t, seq, "elicitation result")
 	for _, s := range []string{`"action":"accept"`, `"color":"blue"`, `"name":"Alice"`, `"count":7`, `"notify":true`} {
 		if !strings.Contains(tr.Content, s) {
@@ -393,16 +393,16 @@ func testStartupDialogs(t *testing.T, d *dialogRig) {
 	t.Run("trust_then_api_key", func(t *testing.T) {
 		t.Parallel()
 		p := d.start(t, claudeenv.Options{ClaudeJSON: map[string]any{"customApiKeyResponses": map[string]any{"approved": []string{}, "rejected": []string{}}}}, false)
-		dl := p.dialog(claude.KindTrust, "Accessing workspace:")
-		if err := (claude.Screen{Dialog: &dl}).Typable(); err == nil {
+		dl := p.dialog(screen.KindTrust, "Accessing workspace:")
+		if err := (screen.Screen{Dialog: &dl}).Typable(); err == nil {
 			t.Fatal("Typable at the trust dialog")
 		}
-		p.answer(dl, claude.Answer{Option: 1})
-		dl = p.dialog(claude.KindAPIKey, "Do you want to use this API key?")
+		p.answer(dl, screen.Answer{Option: 1})
+		dl = p.dialog(screen.KindAPIKey, "Do you want to use this API key?")
 		if dl.Selected != 1 {
 			t.Errorf("the API-key dialog's focus is on %d (Enter picks it)", dl.Selected)
 		}
-		p.answer(dl, claude.Answer{Option: 1})
+		p.answer(dl, screen.Answer{Option: 1})
 		p.idle()
 		cfg := readJSONFile(p.env.ClaudeJSONPath())
 		proj, _ := claudeenv.Realpath(p.proj)
@@ -413,8 +413,8 @@ func testStartupDialogs(t *testing.T, d *dialogRig) {
 	t.Run("bypass_permissions", func(t *testing.T) {
 		t.Parallel()
 		p := d.start(t, claudeenv.Options{Env: []string{"IS_SANDBOX=1"}}, true, "--dangerously-skip-permissions")
-		dl := p.dialog(claude.KindBypass, "Bypass Permissions mode")
-		p.answer(dl, claude.Answer{Option: 2})
+		dl := p.dialog(screen.KindBypass, "Bypass Permissions mode")
+		p.answer(dl, screen.Answer{Option: 2})
 		p.idle()
 	})
 	t.Run("mcp_server", func(t *testing.T) {
@@ -424,8 +424,8 @@ func testStartupDialogs(t *testing.T, d *dialogRig) {
 				"fake": map[string]any{"command": d.self, "args": []string{fakeMCPFlag, filepath.Join(env.Home, "mcp.jsonl")}},
 			}})
 		})
-		dl := p.dialog(claude.KindMCPServer, "New MCP server found")
-		p.answer(dl, claude.Answer{Option: 1}) // Use this MCP server
+		dl := p.dialog(screen.KindMCPServer, "New MCP server found")
+		p.answer(dl, screen.Answer{Option: 1}) // Use this MCP server
 		p.idle()
 		waitFor(t, 20*time.Second, "the MCP server to start", func() bool { return fileExists(filepath.Join(p.env.Home, "mcp.jsonl")) }, nil)
 	})
@@ -437,8 +437,8 @@ func testStartupDialogs(t *testing.T, d *dialogRig) {
 				t.Fatal(err)
 			}
 		})
-		dl := p.dialog(claude.KindSettingsError, "permissions.allow")
-		p.answer(dl, claude.Answer{Option: 3}) // Continue without these settings
+		dl := p.dialog(screen.KindSettingsError, "permissions.allow")
+		p.answer(dl, screen.Answer{Option: 3}) // Continue without these settings
 		p.idle()
 	})
 }

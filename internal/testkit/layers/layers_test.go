@@ -25,15 +25,25 @@ var (
 	// leaves import nothing of ours.
 	leaves = []string{
 		"internal/api", "internal/attach", "internal/datadir", "internal/devicekey", "internal/fetch",
-		"internal/identity", "internal/lifetime", "internal/netguard", "internal/proc", "internal/service",
+		"internal/identity", "internal/lifetime", "internal/netguard", "internal/proc",
 		"internal/store", "internal/term", "internal/termsafe", "internal/tmux", "internal/version",
 		"internal/metrics",
+		// Small generic helpers, none of them about Claude or corral.
+		"internal/atomicfile", "internal/jsonobject", "internal/regularfile", "internal/shellquote",
 	}
 	// wire: the wire types and what reads Claude's and git's data,
 	// depending on nothing of ours but api (and a leaf or two).
 	wire = map[string][]string{
 		"internal/backend": {"internal/api"},
-		"internal/claude":  {"internal/api"},
+		// Claude's data: what its packages share (paths, limits, lenient
+		// decoding), the pane's screen, the live-session files, the
+		// transcripts, and the hooks with their settings and status line.
+		"internal/claude":             {"internal/regularfile"},
+		"internal/claude/screen":      {}, // imports nothing of ours
+		"internal/claude/sessionfile": {"internal/claude", "internal/regularfile"},
+		"internal/claude/transcript":  {"internal/api", "internal/claude", "internal/regularfile"},
+		"internal/claude/hooks": {"internal/api", "internal/atomicfile", "internal/claude", "internal/claude/transcript",
+			"internal/jsonobject", "internal/regularfile", "internal/shellquote"},
 		"internal/status":  {"internal/api"},
 		"internal/events":  {"internal/api"},
 		"internal/gitrepo": {"internal/api"},
@@ -42,6 +52,8 @@ var (
 		"internal/link":    {"internal/api", "internal/lifetime"},
 		"internal/bound":   {"internal/lifetime"},
 		"internal/hook":    {"internal/datadir", "internal/proc"},
+		// systemd units and launchd plists, written atomically.
+		"internal/service": {"internal/atomicfile"},
 		// The store's other implementation and its conformance suite.
 		"internal/store/postgres":  {"internal/store"},
 		"internal/store/storetest": {"internal/store"},
@@ -49,9 +61,11 @@ var (
 	// The machine, the people, and the serving layers. Serving (httpapi,
 	// web) uses backend's interfaces, never hub or agent.
 	upper = map[string][]string{
-		"internal/agent": {"internal/api", "internal/backend", "internal/claude", "internal/datadir", "internal/events",
-			"internal/fetch", "internal/gitrepo", "internal/hook", "internal/lifetime", "internal/proc", "internal/status",
-			"internal/store", "internal/term", "internal/termsafe", "internal/tmux", "internal/version", "internal/metrics"},
+		"internal/agent": {"internal/api", "internal/atomicfile", "internal/backend", "internal/claude",
+			"internal/claude/hooks", "internal/claude/screen", "internal/claude/sessionfile", "internal/claude/transcript",
+			"internal/datadir", "internal/events", "internal/fetch", "internal/gitrepo", "internal/hook", "internal/lifetime",
+			"internal/proc", "internal/shellquote", "internal/status", "internal/store", "internal/term", "internal/termsafe",
+			"internal/tmux", "internal/version", "internal/metrics"},
 		"internal/notify": {"internal/api", "internal/events", "internal/lifetime", "internal/netguard", "internal/store",
 			"internal/metrics"},
 		"internal/hub": {"internal/api", "internal/backend", "internal/devicekey", "internal/events", "internal/identity",

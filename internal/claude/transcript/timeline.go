@@ -1,0 +1,235 @@
+package transcript
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/claude"
+)
+
+// The timeline's types are wire types (they travel to browsers and through
+// the hub), so they live in package api; these names keep this package's
+// code readable.
+type (
+	TimelineKind = api.TimelineKind
+	TimelineItem = api.TimelineItem
+	ToolCall     = api.ToolCall
+	FileEdit     = api.FileEdit
+)
+
+const (
+	KindPrompt     = api.TimelinePrompt
+	KindText       = api.TimelineText
+	KindThinking   = api.TimelineThinking
+	KindTool       = api.TimelineTool
+	KindInterrupt  = api.TimelineInterrupt
+	KindCompaction = api.TimelineCompaction
+	KindAPIError   = api.TimelineAPIError
+	KindCommand    = api.TimelineCommand
+)
+
+// maxToolResultText caps the result text kept per tool call; the full
+// result stays in the transcript.
+const maxToolResultText = 64 << 10
+
+// TimelineBuilder turns entries into timeline items incrementally. Add
+// returns the items that are new or changed (a tool call changes when its
+// result arrives), so a UI can patch its view. The zero value is ready.
+type TimelineBuilder struct {
+	items []TimelineItem
+	// open maps a tool_use id to the index of its still-unanswered item.
+	// Ids can repeat (fake APIs reuse them), so an answer goes to the
+	// latest call with that id.
+	open map[string]int
+	// turn is the index+1 of the current turn's prompt item, 0 before
+	// the first (turnfiles.go).
+	turn int
+}
+
+// Timeline builds the whole timeline of a list of entries.
+func Timeline(entries []Entry) []TimelineItem {
+	var b TimelineBuilder
+	for _, e := range entries {
+		b.Add(e)
+	}
+	return b.Items()
+}
+
+// Items returns a copy of all items so far.
+func (b *TimelineBuilder) Items() []TimelineItem {
+	return append([]TimelineItem(nil), b.items...)
+}
+
+// Reset forgets everything, for a transcript that started over.
+func (b *TimelineBuilder) Reset() { *b = TimelineBuilder{} }
+
+// Add adds one entry and returns the new or changed items.
+func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
+	if e.IsSidechain {
+		return nil
+	}
+	var changed []TimelineItem
+	n := 0
+	add := func(it TimelineItem) {
+		it.ID = e.UUID
+		if n > 0 {
+			it.ID += "/" + strconv.Itoa(n)
+		}
+		n++
+		it.Time = e.Timestamp
+		b.items = append(b.items, it)
+		changed = append(changed, it)
+	}
+	switch e.Type {
+	case EntryUser:
+		if e.Message == nil {
+			return nil
+		}
+		c := e.Message.Content
+		hadResult := false
+		// toolUseResult is a result's only when the entry has one.
+		var result json.RawMessage
+		if countResults(c.Blocks) == 1 {
+			result = e.ToolUseResult
+		}
+		for _, blk := range c.Blocks {
+			if blk.Type != BlockToolResult {
+				continue
+			}
+			hadResult = true
+			if it, ok := b.answer(blk); ok {
+				changed = append(changed, it)
+				if p, ok := b.turnChanged(it.Tool, result); ok {
+					changed = append(changed, p)
+				}
+			}
+		}
+		if hadResult {
+			return changed
+		}
+		text := userText(c)
+		t := strings.TrimSpace(text)
+		switch {
+		case strings.HasPrefix(t, interruptPrefix):
+			add(TimelineItem{Kind: KindInterrupt, Text: t})
+		case isPrompt(e, text):
+			add(TimelineItem{Kind: KindPrompt, Text: text})
+			b.turn = len(b.items)
+		default:
+			if cmd, ok := slashCommand(text); ok && !e.IsMeta {
+				add(TimelineItem{Kind: KindCommand, Text: cmd})
+			}
+		}
+	case EntryAssistant:
+		m := e.Message
+		if m == nil {
+			return nil
+		}
+		if e.IsAPIErrorMessage {
+			add(TimelineItem{Kind: KindAPIError, Text: m.Content.Text(), Status: e.APIErrorStatus})
+			return changed
+		}
+		if m.Content.IsString && strings.TrimSpace(m.Content.String) != "" {
+			add(TimelineItem{Kind: KindText, Text: m.Content.String})
+		}
+		for _, blk := range m.Content.Blocks {
+			switch blk.Type {
+			case BlockText:
+				if strings.TrimSpace(blk.Text) != "" {
+					add(TimelineItem{Kind: KindText, Text: blk.Text})
+				}
+			case BlockThinking:
+				if strings.TrimSpace(blk.Thinking) != "" {
+					add(TimelineItem{Kind: KindThinking, Text: blk.Thinking})
+				}
+			case BlockToolUse:
+				add(TimelineItem{Kind: KindTool, Tool: &ToolCall{
+					ID: blk.ID, Name: blk.Name, Input: blk.Input, Edits: editsOf(blk.Name, blk.Input),
+				}})
+				if b.open == nil {
+					b.open = map[string]int{}
+				}
+				b.open[blk.ID] = len(b.items) - 1
+			}
+		}
+	case EntrySystem:
+		if e.Subtype == SubtypeCompactBoundary {
+			trigger := ""
+			if e.CompactMetadata != nil {
+				trigger = e.CompactMetadata.Trigger
+			}
+			add(TimelineItem{Kind: KindCompaction, Text: trigger})
+		}
+	}
+	return changed
+}
+
+// answer attaches a tool result to its call.
+func (b *TimelineBuilder) answer(blk Block) (TimelineItem, bool) {
+	i, ok := b.open[blk.ToolUseID]
+	if !ok {
+		return TimelineItem{}, false
+	}
+	delete(b.open, blk.ToolUseID)
+	it := b.items[i]
+	tc := *it.Tool
+	tc.Done = true
+	tc.IsError = blk.IsError
+	if blk.Content != nil {
+		tc.Result = blk.Content.Text()
+	}
+	if len(tc.Result) > maxToolResultText {
+		tc.Result = clipBytes(tc.Result, maxToolResultText)
+		tc.Truncated = true
+	}
+	it.Tool = &tc
+	b.items[i] = it
+	return it, true
+}
+
+// clipBytes cuts s to at most n bytes without splitting a UTF-8 sequence.
+func clipBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+// editsOf reads the file changes of the editing tools from their input.
+func editsOf(name string, input json.RawMessage) []FileEdit {
+	if len(input) == 0 {
+		return nil
+	}
+	type edit struct {
+		OldString  string `json:"old_string"`
+		NewString  string `json:"new_string"`
+		ReplaceAll bool   `json:"replace_all"`
+	}
+	var in struct {
+		FilePath string `json:"file_path"`
+		Content  string `json:"content"`
+		edit
+		Edits []edit `json:"edits"`
+	}
+	if err := claude.DecodeLoose(input, &in); err != nil || in.FilePath == "" {
+		return nil
+	}
+	switch name {
+	case "Edit":
+		return []FileEdit{{Path: in.FilePath, Old: in.OldString, New: in.NewString, ReplaceAll: in.ReplaceAll}}
+	case "MultiEdit":
+		var out []FileEdit
+		for _, e := range in.Edits {
+			out = append(out, FileEdit{Path: in.FilePath, Old: e.OldString, New: e.NewString, ReplaceAll: e.ReplaceAll})
+		}
+		return out
+	case "Write":
+		return []FileEdit{{Path: in.FilePath, New: in.Content}}
+	}
+	return nil
+}

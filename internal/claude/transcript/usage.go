@@ -1,0 +1,100 @@
+package transcript
+
+import "github.com/corral-dev/corral/internal/api"
+
+// maxUsageKeys bounds the responses UsageTotals remembers for
+// deduplication; the oldest are forgotten first. A response's lines are
+// written together, so only recent keys ever repeat.
+const maxUsageKeys = 4096
+
+// UsageTotals sums the token usage of a transcript, counting each API
+// response once. Feed it every entry in order (Add); the zero value is
+// ready to use. Call Reset when a Tailer starts over.
+//
+// Claude writes one response as several assistant lines (one per content
+// block) that repeat the same message id, request id and usage. The key
+// that identifies a response is:
+//
+//   - the requestId when the line has one (real API traffic always does:
+//     it is unique per request, so this is exact);
+//   - otherwise message.id scoped to the user line that preceded it (the
+//     prompt or tool result that triggered the request). Real message ids
+//     are unique too, but fake APIs reuse them (the 2.1.197 fixture answers
+//     every request with "msg_1"), so an id alone would merge different
+//     responses; the scope tells them apart.
+//
+// When lines of one response differ, the largest value of each counter
+// wins (streamed lines can carry growing output counts).
+type UsageTotals struct {
+	Input         int64
+	Output        int64
+	CacheRead     int64
+	CacheCreation int64
+	// Model is the model of the latest response.
+	Model string
+
+	anchor string // uuid of the latest user line
+	seen   map[string]Usage
+	order  []string
+}
+
+// Add accounts for one entry; entries without usage only move the scope.
+func (t *UsageTotals) Add(e Entry) {
+	if e.Type == EntryUser {
+		t.anchor = e.UUID
+		return
+	}
+	u, ok := usageOf(e)
+	if !ok {
+		return
+	}
+	key := ""
+	switch {
+	case u.RequestID != "":
+		key = "req\x00" + u.RequestID
+	case u.MessageID != "":
+		key = "msg\x00" + u.MessageID + "\x00" + t.anchor
+	default:
+		key = "line\x00" + e.UUID
+	}
+	if t.seen == nil {
+		t.seen = map[string]Usage{}
+	}
+	prev, dup := t.seen[key]
+	next := Usage{
+		Input:         max(prev.Input, u.Input),
+		Output:        max(prev.Output, u.Output),
+		CacheRead:     max(prev.CacheRead, u.CacheRead),
+		CacheCreation: max(prev.CacheCreation, u.CacheCreation),
+	}
+	t.Input += next.Input - prev.Input
+	t.Output += next.Output - prev.Output
+	t.CacheRead += next.CacheRead - prev.CacheRead
+	t.CacheCreation += next.CacheCreation - prev.CacheCreation
+	t.seen[key] = next
+	if u.Model != "" {
+		t.Model = u.Model
+	}
+	if !dup {
+		t.order = append(t.order, key)
+		if len(t.order) > maxUsageKeys {
+			delete(t.seen, t.order[0])
+			t.order = t.order[1:]
+		}
+	}
+}
+
+// Reset forgets everything, for a transcript that started over.
+func (t *UsageTotals) Reset() { *t = UsageTotals{} }
+
+// Fill copies the cumulative token counts into u (and the model, when u
+// has none).
+func (t *UsageTotals) Fill(u *api.Usage) {
+	u.InputTokens = t.Input
+	u.OutputTokens = t.Output
+	u.CacheRead = t.CacheRead
+	u.CacheCreation = t.CacheCreation
+	if u.Model == "" {
+		u.Model = t.Model
+	}
+}
