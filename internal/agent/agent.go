@@ -426,7 +426,7 @@ func now() time.Time { return time.Now() }
 
 // apply folds one event into a session's state and publishes the result.
 // The caller holds a.mu.
-func (a *Agent) applyLocked(s *session, ev status.Event) {
+func (a *Agent) applyLocked(s *session, ev status.Signal) {
 	prev, out := s.track(ev)
 	ns := s.st
 	// A held signal, or a dialog a hook announced, is settled by the screen.
@@ -459,7 +459,7 @@ func (a *Agent) wakeAfter(id string, d time.Duration) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if s, ok := a.sessions[id]; ok {
-			a.applyLocked(s, status.Event{Kind: status.Tick})
+			a.applyLocked(s, status.Signal{Kind: status.Tick})
 		}
 	})
 }

@@ -160,7 +160,7 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 	s.updated = s.created
 	s.st.ClaudeSessionID = req.Resume
 	if kind == api.KindClaude {
-		s.track(status.Event{Kind: status.Launched, ClaudeSessionID: req.Resume})
+		s.track(status.Signal{Kind: status.Launched, ClaudeSessionID: req.Resume})
 	} else {
 		s.st.Status = api.StatusIdle
 	}
@@ -293,7 +293,7 @@ func (a *Agent) Restart(ctx context.Context, req api.RestartRequest) (api.Sessio
 	s.panePID, s.paneID, s.claudePID = pane.PID, pane.ID, 0
 	s.launchedAt = now()
 	a.watchPIDLocked(s, pane.PID)
-	a.applyLocked(s, status.Event{Kind: status.Launched, ClaudeSessionID: resume})
+	a.applyLocked(s, status.Signal{Kind: status.Launched, ClaudeSessionID: resume})
 	out := s.toAPI()
 	a.mu.Unlock()
 	a.watchStartup(id)
@@ -524,7 +524,7 @@ func (a *Agent) personActed(id string, k status.Kind) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if s, ok := a.sessions[id]; ok {
-		a.applyLocked(s, status.Event{Kind: k})
+		a.applyLocked(s, status.Signal{Kind: k})
 	}
 }
 

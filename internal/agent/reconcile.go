@@ -57,7 +57,7 @@ func (a *Agent) onExit(id string, pid int) {
 		delete(s.watching, pid)
 		if pid == s.claudePID {
 			s.claudePID = 0
-			prev, out := s.track(status.Event{Kind: status.ClaudeExited})
+			prev, out := s.track(status.Signal{Kind: status.ClaudeExited})
 			// Publish even when SessionEnd already said exited: the pid changed.
 			a.publishLocked(s, prev, out.Notify)
 		}
@@ -211,7 +211,7 @@ func (a *Agent) reconcileOnce() error {
 				ended = append(ended, p.id)
 			} else if p.verify {
 				a.watchPIDLocked(s, s.claudePID)
-				a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
+				a.applyLocked(s, status.Signal{Kind: status.Verified, Check: p.check.Check})
 			}
 			continue
 		}
@@ -297,7 +297,7 @@ func (a *Agent) settleLocked(s *session, p probe) {
 	} else if s.claudePID != p.pid {
 		s.claudePID = p.pid
 		if s.st.Status == api.StatusExited {
-			a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+			a.applyLocked(s, status.Signal{Kind: status.ClaudeStarted})
 		}
 	}
 	if p.running {
@@ -315,7 +315,7 @@ func (a *Agent) settleLocked(s *session, p probe) {
 		if p.check.SessionID != "" {
 			s.st.ClaudeSessionID = p.check.SessionID
 		}
-		a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
+		a.applyLocked(s, status.Signal{Kind: status.Verified, Check: p.check.Check})
 	case api.StatusStarting:
 		switch {
 		case p.running:
@@ -334,14 +334,14 @@ func (a *Agent) settleLocked(s *session, p probe) {
 			if p.check.SessionID != "" {
 				s.st.ClaudeSessionID = p.check.SessionID
 			}
-			a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
+			a.applyLocked(s, status.Signal{Kind: status.Verified, Check: p.check.Check})
 		case time.Since(s.launchedAt) > startGrace:
-			a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
+			a.applyLocked(s, status.Signal{Kind: status.ClaudeExited})
 		}
 	case api.StatusExited:
 	default:
 		if !p.running {
-			a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
+			a.applyLocked(s, status.Signal{Kind: status.ClaudeExited})
 		}
 	}
 }
@@ -429,7 +429,7 @@ func (a *Agent) recreate(ctx context.Context, todo []*session) error {
 		// claude can come before it.
 		prev := s.st
 		if s.kind == api.KindClaude {
-			a.applyLocked(s, status.Event{Kind: status.Launched, ClaudeSessionID: resume})
+			a.applyLocked(s, status.Signal{Kind: status.Launched, ClaudeSessionID: resume})
 		}
 		s.args = withoutResume(s.args)
 		a.mu.Unlock()
@@ -499,7 +499,7 @@ func (a *Agent) restore(ctx context.Context) error {
 			dead = append(dead, s.id)
 			continue
 		}
-		s.track(status.Event{Kind: status.Restored})
+		s.track(status.Signal{Kind: status.Restored})
 		s.launchedAt = time.Now()
 		a.sessions[s.id] = s
 		list = append(list, s.toAPI())

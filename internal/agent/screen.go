@@ -95,10 +95,10 @@ func (a *Agent) observeLocked(s *session, v screenView) {
 		return
 	}
 	if v.dialog == nil {
-		a.applyLocked(s, status.Event{Kind: status.ScreenClear, Screen: status.ScreenState{InputBox: v.input, Busy: v.busy}})
+		a.applyLocked(s, status.Signal{Kind: status.ScreenClear, Screen: status.ScreenState{InputBox: v.input, Busy: v.busy}})
 		return
 	}
-	a.applyLocked(s, status.Event{Kind: status.ScreenDialog, Fingerprint: v.fp, Dialog: waitingOf(v)})
+	a.applyLocked(s, status.Signal{Kind: status.ScreenDialog, Fingerprint: v.fp, Dialog: waitingOf(v)})
 }
 
 // waitingOf describes a dialog read off the screen, under a fresh id (kept

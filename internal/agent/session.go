@@ -77,7 +77,7 @@ func (r *transcriptReader) path() string { return r.tail.Path() }
 
 // track folds one signal into the session's state: the only caller of
 // status.Apply. It returns the status before, and what Apply said.
-func (s *session) track(ev status.Event) (api.Status, status.Outcome) {
+func (s *session) track(ev status.Signal) (api.Status, status.Outcome) {
 	prev := s.st.Status
 	ns, out := status.Apply(s.st, ev, now())
 	s.st = ns

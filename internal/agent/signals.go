@@ -17,9 +17,9 @@ import (
 	"github.com/corral-dev/corral/internal/status"
 )
 
-// hookEvent maps a hook payload to a status event.
-func hookEvent(p claude.HookPayload, at time.Time) (status.Event, bool) {
-	ev := status.Event{At: at, ClaudeSessionID: p.SessionID, TranscriptPath: p.TranscriptPath, Model: p.Model,
+// hookSignal maps a hook payload to a status signal.
+func hookSignal(p claude.HookPayload, at time.Time) (status.Signal, bool) {
+	ev := status.Signal{At: at, ClaudeSessionID: p.SessionID, TranscriptPath: p.TranscriptPath, Model: p.Model,
 		AgentID: p.AgentID, AgentType: p.AgentType, ToolUseID: p.ToolUseID}
 	if p.AgentID != "" {
 		// A subagent's transcript is its own; the session's stays.
@@ -141,7 +141,7 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 		s.claudePID = claudePID
 		a.watchPIDLocked(s, claudePID)
 	}
-	ev, ok := hookEvent(p, h.Time())
+	ev, ok := hookSignal(p, h.Time())
 	if ok {
 		if ev.TranscriptPath != "" && !a.claudeFile(ev.TranscriptPath) {
 			a.warn("hook names a transcript outside Claude's directory; ignored", "session", id, "path", ev.TranscriptPath)
@@ -150,7 +150,7 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 		a.log.Debug("hook", "session", id, "event", p.HookEventName, "status", s.st.Status, "age", time.Since(h.Time()).Round(time.Microsecond))
 		if ev.Kind == status.HookSessionStart && s.st.Status == api.StatusExited {
 			// claude started again in the pane's shell.
-			a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+			a.applyLocked(s, status.Signal{Kind: status.ClaudeStarted})
 		}
 		a.applyLocked(s, ev)
 		a.ensureTranscriptLocked(s)
@@ -304,9 +304,9 @@ func (a *Agent) onSessionFile(ev claude.SessionFileEvent) {
 	if s.st.Status == api.StatusExited && s.kind == api.KindClaude {
 		// Claude was started again in the pane's shell, by hand: corral
 		// follows whatever runs there.
-		a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+		a.applyLocked(s, status.Signal{Kind: status.ClaudeStarted})
 	}
-	fev := status.Event{
+	fev := status.Signal{
 		Kind: status.FileStatus, At: f.StatusChanged(), FileStatus: f.Status, Message: f.WaitingFor,
 		ClaudeSessionID: f.SessionID,
 	}
@@ -395,7 +395,7 @@ func (a *Agent) readTranscript(id string) {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var evs []status.Event
+	var evs []status.Signal
 	read := false
 	for {
 		b, err := r.tail.Read()
@@ -412,7 +412,7 @@ func (a *Agent) readTranscript(id string) {
 		for _, e := range b.Entries {
 			r.tokens.Add(e)
 			for _, sig := range claude.Signals(e) {
-				ev, ok := transcriptEvent(sig)
+				ev, ok := transcriptSignal(sig)
 				if !ok || !r.primed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded || ev.Kind == status.PromptSeen) {
 					continue // history, not news
 				}
@@ -448,20 +448,20 @@ func (a *Agent) readTranscript(id string) {
 	}
 }
 
-func transcriptEvent(sig claude.Signal) (status.Event, bool) {
+func transcriptSignal(sig claude.Signal) (status.Signal, bool) {
 	switch v := sig.(type) {
 	case claude.Interrupt:
-		return status.Event{Kind: status.Interrupt, At: v.At}, true
+		return status.Signal{Kind: status.Interrupt, At: v.At}, true
 	case claude.ToolUse:
-		return status.Event{Kind: status.ToolSeen, Tool: v.Name, ToolInput: v.Input}, true
+		return status.Signal{Kind: status.ToolSeen, Tool: v.Name, ToolInput: v.Input}, true
 	case claude.AssistantText:
-		return status.Event{Kind: status.AssistantText, Message: v.Text}, true
+		return status.Signal{Kind: status.AssistantText, Message: v.Text}, true
 	case claude.TurnEnded:
-		return status.Event{Kind: status.TurnEnded, At: v.At}, true
+		return status.Signal{Kind: status.TurnEnded, At: v.At}, true
 	case claude.PromptSubmitted:
-		return status.Event{Kind: status.PromptSeen, At: v.At, Prompt: v.Text}, true
+		return status.Signal{Kind: status.PromptSeen, At: v.At, Prompt: v.Text}, true
 	}
-	return status.Event{}, false
+	return status.Signal{}, false
 }
 
 // watchTranscripts reads transcripts as Claude writes them.

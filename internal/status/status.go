@@ -2,10 +2,10 @@
 // state and one signal to the next state. Every source of truth about a
 // Claude session (hooks, Claude's own session file, the transcript, the
 // process tree, the screen, a person acting on the session) is turned into
-// an Event by the agent and folded in here, so the rules live in one place
+// a Signal by the agent and folded in here, so the rules live in one place
 // and are tested as a table.
 //
-// Ordering: each Event carries the time its signal was produced (a hook's
+// Ordering: each Signal carries the time its signal was produced (a hook's
 // start, the session file's statusUpdatedAt, a transcript line's timestamp).
 // A status-bearing signal older than the newest one already applied is stale:
 // it may still carry metadata (a session id, a tool name) but never moves the
@@ -69,8 +69,8 @@ const (
 	// UserPromptSubmit.
 	TurnEnded
 	PromptSeen
-	// ScreenDialog: a screen read shows a dialog (Event.Dialog). ScreenClear:
-	// a screen read shows none (Event.Screen says what it shows instead).
+	// ScreenDialog: a screen read shows a dialog (Signal.Dialog). ScreenClear:
+	// a screen read shows none (Signal.Screen says what it shows instead).
 	ScreenDialog
 	ScreenClear
 	// ClaudeStarted and ClaudeExited: the process tree.
@@ -112,8 +112,10 @@ func (k Kind) String() string {
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Event is one signal about one session. Only the fields its Kind uses are set.
-type Event struct {
+// Signal is one fact about one session, from one source (a hook, a session
+// file, the transcript, a process, the screen, a person). Only the fields
+// its Kind uses are set.
+type Signal struct {
 	Kind Kind
 	// At is when the signal was produced. Zero means "now, and not ordered"
 	// (person, process and screen signals).
@@ -238,7 +240,7 @@ type State struct {
 	// Deferred are the signals held back, in arrival order, because they
 	// would have ended a dialog that is still on the screen (at most
 	// maxDeferred: the newest are kept).
-	Deferred []Event
+	Deferred []Signal
 
 	// Hooked: this claude delivers hooks. A claude typed by hand in the pane
 	// delivers none, and its turns end by the transcript instead.
@@ -280,7 +282,7 @@ const followUpWait = 15 * time.Second
 
 // Apply folds one event into a state. It is pure: the same inputs give the
 // same result, and now is only used for events without a time.
-func Apply(s State, ev Event, now time.Time) (State, Outcome) {
+func Apply(s State, ev Signal, now time.Time) (State, Outcome) {
 	prev := s
 	ns := s.absorbMetadata(ev)
 	var out Outcome
@@ -308,7 +310,7 @@ func Apply(s State, ev Event, now time.Time) (State, Outcome) {
 // held reports whether ev must not end the dialog on the screen: the
 // session waits on a dialog a screen read confirmed, and ev is not a fact
 // about the process (which ends any dialog) or the screen itself.
-func held(s State, ev Event) bool {
+func held(s State, ev Signal) bool {
 	if s.Status != api.StatusNeedsInput || s.OnScreen == "" {
 		return false
 	}
@@ -335,7 +337,7 @@ const maxDeferred = 32
 // defer1 holds ev back until the screen says the dialog is gone. All held
 // signals are applied then, in the order they came: a Stop held behind the
 // file's idle must not be lost.
-func (s *State) defer1(ev Event) {
+func (s *State) defer1(ev Signal) {
 	d := append(s.Deferred[:len(s.Deferred):len(s.Deferred)], ev)
 	if len(d) > maxDeferred {
 		d = d[len(d)-maxDeferred:]
@@ -344,7 +346,7 @@ func (s *State) defer1(ev Event) {
 }
 
 // step applies ev's rule to s.
-func step(s State, ev Event, now time.Time) State {
+func step(s State, ev Signal, now time.Time) State {
 	at := ev.At
 	if at.IsZero() {
 		at = now
@@ -429,7 +431,7 @@ func step(s State, ev Event, now time.Time) State {
 		// A claude with hooks says it with Stop, first, and knows of its
 		// background agents.
 		if !s.Hooked {
-			onStop(&s, Event{Kind: HookStop, At: ev.At, Message: ev.Message}, at, fresh)
+			onStop(&s, Signal{Kind: HookStop, At: ev.At, Message: ev.Message}, at, fresh)
 		}
 	case PromptSeen:
 		if !s.Hooked {
@@ -473,7 +475,7 @@ func step(s State, ev Event, now time.Time) State {
 	return s
 }
 
-func onSessionStart(s *State, ev Event, fresh func() bool) {
+func onSessionStart(s *State, ev Signal, fresh func() bool) {
 	if !fresh() {
 		return
 	}
@@ -489,7 +491,7 @@ func onSessionStart(s *State, ev Event, fresh func() bool) {
 	}
 }
 
-func onSessionEnd(s *State, ev Event, fresh func() bool) {
+func onSessionEnd(s *State, ev Signal, fresh func() bool) {
 	if !fresh() {
 		return
 	}
@@ -502,7 +504,7 @@ func onSessionEnd(s *State, ev Event, fresh func() bool) {
 	}
 }
 
-func onPromptSubmit(s *State, ev Event, at time.Time, fresh func() bool) {
+func onPromptSubmit(s *State, ev Signal, at time.Time, fresh func() bool) {
 	if !fresh() {
 		return
 	}
@@ -527,7 +529,7 @@ func dialogTool(tool string) string {
 	return ""
 }
 
-func onPreToolUse(s *State, ev Event, at time.Time, fresh func() bool) {
+func onPreToolUse(s *State, ev Signal, at time.Time, fresh func() bool) {
 	if !fresh() {
 		return
 	}
@@ -547,7 +549,7 @@ func onPreToolUse(s *State, ev Event, at time.Time, fresh func() bool) {
 	s.toBusy(at)
 }
 
-func onPostToolUse(s *State, ev Event, at time.Time, fresh func() bool) {
+func onPostToolUse(s *State, ev Signal, at time.Time, fresh func() bool) {
 	if !fresh() {
 		return
 	}
@@ -560,7 +562,7 @@ func onPostToolUse(s *State, ev Event, at time.Time, fresh func() bool) {
 
 // toolWaiting describes the dialog a tool call opens, keeping what a screen
 // read already found out about the same dialog.
-func toolWaiting(cur *api.Waiting, kind string, ev Event) *api.Waiting {
+func toolWaiting(cur *api.Waiting, kind string, ev Signal) *api.Waiting {
 	w := &api.Waiting{Kind: kind, Tool: ev.Tool, Input: ev.ToolInput, Suggestions: ev.Suggestions}
 	if cur != nil && cur.DialogID != "" && (cur.Kind == kind || cur.Kind == api.DialogChoice) {
 		screen := *cur
@@ -584,7 +586,7 @@ func toolWaiting(cur *api.Waiting, kind string, ev Event) *api.Waiting {
 	return w
 }
 
-func onPermissionRequest(s *State, ev Event, fresh func() bool) {
+func onPermissionRequest(s *State, ev Signal, fresh func() bool) {
 	kind := dialogTool(ev.Tool)
 	if kind == "" {
 		kind = api.DialogPermission
@@ -608,7 +610,7 @@ func onPermissionRequest(s *State, ev Event, fresh func() bool) {
 	s.toNeedsInput(toolWaiting(s.Waiting, kind, ev))
 }
 
-func onNotification(s *State, ev Event, fresh func() bool) {
+func onNotification(s *State, ev Signal, fresh func() bool) {
 	kind := notificationWaitKind(ev.NotificationType)
 	if kind == "" || !fresh() {
 		return
@@ -625,7 +627,7 @@ func onNotification(s *State, ev Event, fresh func() bool) {
 	s.toNeedsInput(&api.Waiting{Kind: kind, Message: ev.Message})
 }
 
-func onStop(s *State, ev Event, at time.Time, fresh func() bool) {
+func onStop(s *State, ev Signal, at time.Time, fresh func() bool) {
 	if !fresh() && !s.endsFileIdle(ev.At) {
 		return
 	}
@@ -660,7 +662,7 @@ func onStop(s *State, ev Event, at time.Time, fresh func() bool) {
 	}
 }
 
-func onSubagentStart(s *State, ev Event) {
+func onSubagentStart(s *State, ev Signal) {
 	// Bind the agent's id to the oldest Agent call of its type without one.
 	for i := range s.Subagents {
 		a := &s.Subagents[i]
@@ -677,7 +679,7 @@ func onSubagentStart(s *State, ev Event) {
 // onSubagentStop forgets a subagent. It never ends the turn: the main
 // conversation's own Stop does (and a background agent's end is followed by
 // a turn Claude starts by itself).
-func onSubagentStop(s *State, ev Event, at time.Time) {
+func onSubagentStop(s *State, ev Signal, at time.Time) {
 	if ev.AgentID == "" {
 		return
 	}
@@ -718,7 +720,7 @@ func (s *State) backgroundRunning() bool {
 	return false
 }
 
-func onFileStatus(s *State, ev Event, at time.Time, fresh func() bool) {
+func onFileStatus(s *State, ev Signal, at time.Time, fresh func() bool) {
 	switch ev.FileStatus {
 	case "busy", "idle", "waiting":
 	default:
@@ -762,7 +764,7 @@ func onFileStatus(s *State, ev Event, at time.Time, fresh func() bool) {
 	}
 }
 
-func onScreenDialog(s *State, ev Event) {
+func onScreenDialog(s *State, ev Signal) {
 	if ev.Dialog == nil || ev.Fingerprint == "" {
 		return
 	}
@@ -777,7 +779,7 @@ func onScreenDialog(s *State, ev Event) {
 			w.DialogID = cur.DialogID // the same dialog, redrawn
 			// An untimed check (a safety re-verification) is answered by
 			// this read; timed signals wait for the dialog's end.
-			var keep []Event
+			var keep []Signal
 			for _, d := range s.Deferred {
 				if !d.At.IsZero() {
 					keep = append(keep, d)
@@ -824,7 +826,7 @@ func midTurn(kind string) bool {
 	return false
 }
 
-func onScreenClear(s *State, ev Event, now time.Time) {
+func onScreenClear(s *State, ev Signal, now time.Time) {
 	if s.Status != api.StatusNeedsInput {
 		return
 	}
@@ -870,7 +872,7 @@ func onScreenClear(s *State, ev Event, now time.Time) {
 
 // absorbMetadata takes identity facts from any signal, stale or not: they do
 // not depend on ordering.
-func (s State) absorbMetadata(ev Event) State {
+func (s State) absorbMetadata(ev Signal) State {
 	if ev.ClaudeSessionID != "" {
 		s.ClaudeSessionID = ev.ClaudeSessionID
 	}
@@ -907,7 +909,7 @@ func (s State) absorbMetadata(ev Event) State {
 }
 
 // withAgentCall records an Agent call, once per tool_use id.
-func withAgentCall(list []Subagent, ev Event) []Subagent {
+func withAgentCall(list []Subagent, ev Signal) []Subagent {
 	for _, a := range list {
 		if ev.ToolUseID != "" && a.ToolUseID == ev.ToolUseID {
 			return list
@@ -974,7 +976,7 @@ func todos(input json.RawMessage) *api.Todos {
 
 // taskSignal folds a task list change: TaskCreated and TaskCompleted
 // hooks, and TaskUpdate calls (hook or transcript) that set a status.
-func (s State) taskSignal(ev Event) (State, bool) {
+func (s State) taskSignal(ev Signal) (State, bool) {
 	var id, subject, st string
 	switch {
 	case ev.Kind == HookTaskCreated:
