@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/tmux"
 )
@@ -25,7 +25,7 @@ type extTarget struct {
 
 // externalLocked finds or creates the external session of the claude that
 // sent a delivery. The caller holds a.mu.
-func (a *Agent) externalLocked(h hook.Header, payload []byte) *session {
+func (a *Agent) externalLocked(h hookwire.Header, payload []byte) *session {
 	if h.ClaudePID <= 0 {
 		return nil
 	}
@@ -65,7 +65,7 @@ func (a *Agent) externalLocked(h hook.Header, payload []byte) *session {
 	return s
 }
 
-func extTargetOf(h hook.Header) *extTarget {
+func extTargetOf(h hookwire.Header) *extTarget {
 	if h.Tmux == "" || h.Pane == "" {
 		return nil
 	}

@@ -7,13 +7,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 )
 
 // The hook socket's bounds. Every delivery is read whole into memory (at
-// most hook.MaxPayload), so the handlers at work at once bound the memory
+// most hookwire.MaxPayload), so the handlers at work at once bound the memory
 // deliveries can take; more connections wait in the socket's backlog (the
-// hook gives up after its own timeout, hook.Timeout). A delivery that does
+// hook gives up after its own timeout, hookwire.Timeout). A delivery that does
 // not arrive within hookReadTimeout is dropped.
 const (
 	maxHookHandlers = 32
@@ -57,7 +57,7 @@ func (a *Agent) handleHookConn(c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Now().Add(hookReadTimeout))
-	h, payload, err := hook.Read(c, hook.MaxPayload)
+	h, payload, err := hookwire.Read(c, hookwire.MaxPayload)
 	if err != nil {
 		a.warn("bad hook delivery", "err", err)
 		return

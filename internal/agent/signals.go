@@ -12,7 +12,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/status"
 )
@@ -90,8 +90,8 @@ func backgroundOf(tasks []claude.BackgroundTask) []api.BackgroundTask {
 // parsed and /proc read before the agent's lock is taken, and the
 // transcript is read after it is released: the lock only covers applying
 // the signal.
-func (a *Agent) onDelivery(h hook.Header, payload []byte) {
-	if h.Truncated && h.Kind != hook.KindHook {
+func (a *Agent) onDelivery(h hookwire.Header, payload []byte) {
+	if h.Truncated && h.Kind != hookwire.KindHook {
 		a.warn("status line input over the size limit was dropped", "session", h.Session)
 		return
 	}
@@ -99,9 +99,9 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 	var sl claude.StatusLine
 	var err error
 	switch h.Kind {
-	case hook.KindStatusLine:
+	case hookwire.KindStatusLine:
 		sl, err = claude.ParseStatusLine(payload)
-	case hook.KindHook:
+	case hookwire.KindHook:
 		if h.Truncated {
 			// Cut at the size limit by the sender: the event and its tool,
 			// without the tool's input.
@@ -118,12 +118,12 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 		a.warn("hook payload over the size limit; read without its tool input", "session", h.Session, "event", p.HookEventName, "tool", p.ToolName)
 	}
 	claudePID := h.ClaudePID
-	if claudePID == 0 && h.Kind == hook.KindHook {
+	if claudePID == 0 && h.Kind == hookwire.KindHook {
 		claudePID = claudeAncestor(h.PPID)
 	}
 	a.mu.Lock()
 	s := a.sessionForDeliveryLocked(h)
-	if s == nil && h.Session == "" && h.Kind == hook.KindHook {
+	if s == nil && h.Session == "" && h.Kind == hookwire.KindHook {
 		s = a.externalLocked(h, payload)
 	}
 	if s == nil {
@@ -132,7 +132,7 @@ func (a *Agent) onDelivery(h hook.Header, payload []byte) {
 		return
 	}
 	id := s.id
-	if h.Kind == hook.KindStatusLine {
+	if h.Kind == hookwire.KindStatusLine {
 		a.absorbStatusLineLocked(s, sl)
 		a.mu.Unlock()
 		return
@@ -179,7 +179,7 @@ func (a *Agent) claudeFile(path string) bool {
 // that was dying when tmux died and the session was recreated) would move
 // the new one's state: tmux's variables, which the hook inherits, say which
 // server and pane it came from.
-func (a *Agent) sessionForDeliveryLocked(h hook.Header) *session {
+func (a *Agent) sessionForDeliveryLocked(h hookwire.Header) *session {
 	if h.Session == "" {
 		return nil
 	}

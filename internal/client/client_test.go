@@ -25,7 +25,7 @@ import (
 	"github.com/corral-dev/corral/internal/client"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 	"github.com/corral-dev/corral/internal/httpapi"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/testkit/testio"
@@ -523,8 +523,8 @@ func TestWatchBigEvent(t *testing.T) {
 			// default 64 KiB.
 			prompt := strings.Repeat("p", 512<<10)
 			b, _ := json.Marshal(map[string]any{"session_id": "c", "hook_event_name": "UserPromptSubmit", "prompt": prompt})
-			h := hook.Header{Kind: hook.KindHook, At: time.Now().UnixNano(), PID: os.Getpid(), PPID: os.Getppid(), Session: s.ID}
-			if err := hook.Send(datadir.Socket(d.dataDir, datadir.HookSocket), h, b, 5*time.Second); err != nil {
+			h := hookwire.Header{Kind: hookwire.KindHook, At: time.Now().UnixNano(), PID: os.Getpid(), PPID: os.Getppid(), Session: s.ID}
+			if err := hookwire.Send(datadir.Socket(d.dataDir, datadir.HookSocket), h, b, 5*time.Second); err != nil {
 				return err
 			}
 		case api.EventSession:

@@ -32,16 +32,16 @@ var (
 	// wire: the wire types and what reads Claude's and git's data,
 	// depending on nothing of ours but api (and a leaf or two).
 	wire = map[string][]string{
-		"internal/backend": {"internal/api"},
-		"internal/claude":  {"internal/api"},
-		"internal/status":  {"internal/api"},
-		"internal/events":  {"internal/api", "internal/metrics"},
-		"internal/gitrepo": {"internal/api"},
-		"internal/client":  {"internal/api"},
-		"internal/tsgen":   {"internal/api"},
-		"internal/link":    {"internal/api", "internal/lifetime", "internal/metrics"},
-		"internal/bound":   {"internal/lifetime"},
-		"internal/hook":    {"internal/datadir", "internal/proc"},
+		"internal/backend":  {"internal/api"},
+		"internal/claude":   {"internal/api"},
+		"internal/status":   {"internal/api"},
+		"internal/events":   {"internal/api", "internal/metrics"},
+		"internal/gitrepo":  {"internal/api"},
+		"internal/client":   {"internal/api"},
+		"internal/tsgen":    {"internal/api"},
+		"internal/link":     {"internal/api", "internal/lifetime", "internal/metrics"},
+		"internal/bound":    {"internal/lifetime"},
+		"internal/hookwire": {"internal/datadir", "internal/proc"},
 		// The store's other implementation and its conformance suite.
 		"internal/store/postgres":  {"internal/store"},
 		"internal/store/storetest": {"internal/store"},
@@ -50,7 +50,7 @@ var (
 	// web) uses backend's interfaces, never hub or agent.
 	upper = map[string][]string{
 		"internal/agent": {"internal/api", "internal/backend", "internal/claude", "internal/datadir", "internal/events",
-			"internal/fetch", "internal/gitrepo", "internal/hook", "internal/lifetime", "internal/proc", "internal/status",
+			"internal/fetch", "internal/gitrepo", "internal/hookwire", "internal/lifetime", "internal/proc", "internal/status",
 			"internal/store", "internal/term", "internal/termsafe", "internal/tmux", "internal/version", "internal/metrics"},
 		"internal/notify": {"internal/api", "internal/events", "internal/lifetime", "internal/netguard", "internal/store",
 			"internal/metrics"},
