@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/hookwire"
 	"github.com/corral-dev/corral/internal/proc"
-	"github.com/corral-dev/corral/internal/tmux"
 )
 
 // External sessions are claude processes corral did not start, which report
@@ -23,9 +21,26 @@ type extTarget struct {
 	Pane   string `json:"pane"`
 }
 
+func extTargetOf(h hookwire.Header) *extTarget {
+	if h.Tmux == "" || h.Pane == "" {
+		return nil
+	}
+	sock, _, _ := strings.Cut(h.Tmux, ",")
+	if !filepath.IsAbs(sock) {
+		return nil
+	}
+	return &extTarget{Socket: sock, Pane: h.Pane}
+}
+
+// externalAlive reports whether an external session's claude still runs.
+func externalAlive(s *session) bool {
+	p, err := proc.Stat(s.claudePID)
+	return err == nil && proc.IsClaude(p) && (s.claudeStart == 0 || p.StartTime == s.claudeStart) && p.State != "Z"
+}
+
 // externalLocked finds or creates the external session of the claude that
 // sent a delivery. The caller holds a.mu.
-func (a *Agent) externalLocked(h hookwire.Header, payload []byte) *session {
+func (a *claudeSignals) externalLocked(h hookwire.Header, payload []byte) *session {
 	if h.ClaudePID <= 0 {
 		return nil
 	}
@@ -59,65 +74,8 @@ func (a *Agent) externalLocked(h hookwire.Header, payload []byte) *session {
 	s.updated = s.created
 	s.st.Status = api.StatusIdle
 	a.sessions[s.id] = s
-	a.watchPIDLocked(s, s.claudePID)
-	a.publishLocked(s, "", false)
+	a.panes.watchPIDLocked(s, s.claudePID)
+	a.in.publishLocked(s, "", false)
 	a.log.Info("watching a claude started outside corral", "id", s.id, "pid", s.claudePID, "dir", s.dir)
 	return s
-}
-
-func extTargetOf(h hookwire.Header) *extTarget {
-	if h.Tmux == "" || h.Pane == "" {
-		return nil
-	}
-	sock, _, _ := strings.Cut(h.Tmux, ",")
-	if !filepath.IsAbs(sock) {
-		return nil
-	}
-	return &extTarget{Socket: sock, Pane: h.Pane}
-}
-
-// externalAlive reports whether an external session's claude still runs.
-func externalAlive(s *session) bool {
-	p, err := proc.Stat(s.claudePID)
-	return err == nil && proc.IsClaude(p) && (s.claudeStart == 0 || p.StartTime == s.claudeStart) && p.State != "Z"
-}
-
-// forget drops sessions that are gone for good (a closed pane, an external
-// claude that exited): from memory, the database and the event stream.
-func (a *Agent) forget(ctx context.Context, ids []string, why string) {
-	if len(ids) == 0 {
-		return
-	}
-	a.storeMu.Lock()
-	defer a.storeMu.Unlock()
-	for _, id := range ids {
-		a.mu.Lock()
-		s, ok := a.sessions[id]
-		delete(a.sessions, id)
-		delete(a.dirty, id)
-		a.mu.Unlock()
-		if !ok {
-			continue
-		}
-		a.dropRecord(ctx, id)
-		a.bus.Remove(id)
-		a.log.Info("session "+why, "id", id, "name", s.name)
-	}
-}
-
-// terminal returns the tmux server and target that reach a session's pane.
-func (a *Agent) terminal(id string) (*tmux.Server, string, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s, err := a.getLocked(id)
-	if err != nil {
-		return nil, "", err
-	}
-	if s.kind != api.KindExternal {
-		return a.tmux, s.id, nil
-	}
-	if s.ext == nil {
-		return nil, "", api.Errorf(api.CodeConflict, "this claude runs outside tmux: corral can show its state but not type into it")
-	}
-	return tmux.New(s.ext.Socket, ""), s.ext.Pane, nil
 }

@@ -21,7 +21,7 @@ import (
 func handlers() int {
 	buf := make([]byte, 4<<20)
 	buf = buf[:runtime.Stack(buf, true)]
-	return strings.Count(string(buf), "agent.(*Agent).handleHookConn(")
+	return strings.Count(string(buf), "agent.(*hookListener).handleHookConn(")
 }
 
 // TestHookSocketBounds: a delivery over the size limit is not read beyond

@@ -1,14 +1,10 @@
 package agent
 
 import (
-	"errors"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
@@ -16,6 +12,10 @@ import (
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/status"
 )
+
+// claudeSignals turns what Claude itself reports (hook deliveries, the
+// status line, its session files) into signals for the intake.
+type claudeSignals struct{ *Agent }
 
 // hookSignal maps a hook payload to a status signal.
 func hookSignal(p claude.HookPayload, at time.Time) (status.Signal, bool) {
@@ -86,11 +86,72 @@ func backgroundOf(tasks []claude.BackgroundTask) []api.BackgroundTask {
 	return out
 }
 
+// tmuxServerPID reads the server pid from $TMUX ("socket,pid,session").
+func tmuxServerPID(v string) int {
+	_, rest, ok := strings.Cut(v, ",")
+	if !ok {
+		return 0
+	}
+	pidStr, _, _ := strings.Cut(rest, ",")
+	pid, err := strconv.Atoi(pidStr)
+	if err != nil {
+		return 0
+	}
+	return pid
+}
+
+func usageEqual(a, b api.Usage) bool {
+	return a.Model == b.Model && a.ModelName == b.ModelName && a.ContextPercent == b.ContextPercent &&
+		a.ContextSize == b.ContextSize && a.InputTokens == b.InputTokens && a.OutputTokens == b.OutputTokens &&
+		a.CacheRead == b.CacheRead && a.CacheCreation == b.CacheCreation && a.CostUSD == b.CostUSD &&
+		string(a.RateLimits) == string(b.RateLimits)
+}
+
+// claudeAncestor is the pid of the nearest claude among a hook process's
+// parents (0 if none): the claude that ran the hook.
+func claudeAncestor(ppid int) int {
+	pid := ppid
+	for range 4 {
+		if pid <= 1 {
+			return 0
+		}
+		p, err := proc.Stat(pid)
+		if err != nil {
+			return 0
+		}
+		if proc.IsClaude(p) {
+			return p.PID
+		}
+		pid = p.PPID
+	}
+	return 0
+}
+
+// paneOf is a session's pane process, for lookups outside the lock.
+type paneOf struct {
+	id  string
+	pid int
+}
+
+func isDescendant(pid, ancestor int) bool {
+	for range 16 {
+		p, err := proc.Stat(pid)
+		if err != nil || p.PPID <= 1 {
+			return false
+		}
+		if p.PPID == ancestor {
+			return true
+		}
+		pid = p.PPID
+	}
+	return false
+}
+
 // onDelivery handles one hook or status line delivery. The payload is
 // parsed and /proc read before the agent's lock is taken, and the
 // transcript is read after it is released: the lock only covers applying
 // the signal.
-func (a *Agent) onDelivery(h hookwire.Header, payload []byte) {
+func (a *claudeSignals) onDelivery(h hookwire.Header, payload []byte) {
 	if h.Truncated && h.Kind != hookwire.KindHook {
 		a.warn("status line input over the size limit was dropped", "session", h.Session)
 		return
@@ -139,7 +200,7 @@ func (a *Agent) onDelivery(h hookwire.Header, payload []byte) {
 	}
 	if claudePID > 0 && s.kind != api.KindExternal && s.claudePID != claudePID {
 		s.claudePID = claudePID
-		a.watchPIDLocked(s, claudePID)
+		a.panes.watchPIDLocked(s, claudePID)
 	}
 	ev, ok := hookSignal(p, h.Time())
 	if ok {
@@ -150,21 +211,21 @@ func (a *Agent) onDelivery(h hookwire.Header, payload []byte) {
 		a.log.Debug("hook", "session", id, "event", p.HookEventName, "status", s.st.Status, "age", time.Since(h.Time()).Round(time.Microsecond))
 		if ev.Kind == status.HookSessionStart && s.st.Status == api.StatusExited {
 			// claude started again in the pane's shell.
-			a.applyLocked(s, status.Signal{Kind: status.ClaudeStarted})
+			a.in.applyLocked(s, status.Signal{Kind: status.ClaudeStarted})
 		}
-		a.applyLocked(s, ev)
-		a.ensureTranscriptLocked(s)
+		a.in.applyLocked(s, ev)
+		a.trs.ensureTranscriptLocked(s)
 	}
 	a.mu.Unlock()
 	if ok {
-		a.readTranscript(id)
-		a.gitHook(id, p)
+		a.trs.readTranscript(id)
+		a.git.gitHook(id, p)
 	}
 }
 
 // claudeFile reports whether path is a transcript in Claude's own project
 // folders: a hook payload is untrusted, and corral reads what it names.
-func (a *Agent) claudeFile(path string) bool {
+func (a *claudeSignals) claudeFile(path string) bool {
 	if !filepath.IsAbs(path) || filepath.Ext(path) != ".jsonl" {
 		return false
 	}
@@ -179,7 +240,7 @@ func (a *Agent) claudeFile(path string) bool {
 // that was dying when tmux died and the session was recreated) would move
 // the new one's state: tmux's variables, which the hook inherits, say which
 // server and pane it came from.
-func (a *Agent) sessionForDeliveryLocked(h hookwire.Header) *session {
+func (a *claudeSignals) sessionForDeliveryLocked(h hookwire.Header) *session {
 	if h.Session == "" {
 		return nil
 	}
@@ -198,21 +259,7 @@ func (a *Agent) sessionForDeliveryLocked(h hookwire.Header) *session {
 	return s
 }
 
-// tmuxServerPID reads the server pid from $TMUX ("socket,pid,session").
-func tmuxServerPID(v string) int {
-	_, rest, ok := strings.Cut(v, ",")
-	if !ok {
-		return 0
-	}
-	pidStr, _, _ := strings.Cut(rest, ",")
-	pid, err := strconv.Atoi(pidStr)
-	if err != nil {
-		return 0
-	}
-	return pid
-}
-
-func (a *Agent) absorbStatusLineLocked(s *session, sl claude.StatusLine) {
+func (a *claudeSignals) absorbStatusLineLocked(s *session, sl claude.StatusLine) {
 	u := sl.Usage()
 	// Token totals come from the transcript; keep them.
 	u.InputTokens, u.OutputTokens, u.CacheRead, u.CacheCreation = s.usage.InputTokens, s.usage.OutputTokens, s.usage.CacheRead, s.usage.CacheCreation
@@ -220,46 +267,19 @@ func (a *Agent) absorbStatusLineLocked(s *session, sl claude.StatusLine) {
 		return
 	}
 	s.usage = u
-	a.publishLocked(s, s.st.Status, false)
-}
-
-func usageEqual(a, b api.Usage) bool {
-	return a.Model == b.Model && a.ModelName == b.ModelName && a.ContextPercent == b.ContextPercent &&
-		a.ContextSize == b.ContextSize && a.InputTokens == b.InputTokens && a.OutputTokens == b.OutputTokens &&
-		a.CacheRead == b.CacheRead && a.CacheCreation == b.CacheCreation && a.CostUSD == b.CostUSD &&
-		string(a.RateLimits) == string(b.RateLimits)
-}
-
-// claudeAncestor is the pid of the nearest claude among a hook process's
-// parents (0 if none): the claude that ran the hook.
-func claudeAncestor(ppid int) int {
-	pid := ppid
-	for range 4 {
-		if pid <= 1 {
-			return 0
-		}
-		p, err := proc.Stat(pid)
-		if err != nil {
-			return 0
-		}
-		if proc.IsClaude(p) {
-			return p.PID
-		}
-		pid = p.PPID
-	}
-	return 0
+	a.in.publishLocked(s, s.st.Status, false)
 }
 
 // onSessionFile handles a change of one of Claude's session files. The
 // process checks (/proc) come before the lock, the transcript after it.
-func (a *Agent) onSessionFile(ev claude.SessionFileEvent) {
+func (a *claudeSignals) onSessionFile(ev claude.SessionFileEvent) {
 	if ev.Removed {
 		a.mu.Lock()
 		for _, s := range a.sessions {
 			if s.claudePID == ev.PID {
 				// Claude removes its file on exit; the process watcher will
 				// confirm, but there is no reason to wait for it.
-				a.kickReconcile()
+				a.rec.kickReconcile()
 			}
 		}
 		a.mu.Unlock()
@@ -304,7 +324,7 @@ func (a *Agent) onSessionFile(ev claude.SessionFileEvent) {
 	if s.st.Status == api.StatusExited && s.kind == api.KindClaude {
 		// Claude was started again in the pane's shell, by hand: corral
 		// follows whatever runs there.
-		a.applyLocked(s, status.Signal{Kind: status.ClaudeStarted})
+		a.in.applyLocked(s, status.Signal{Kind: status.ClaudeStarted})
 	}
 	fev := status.Signal{
 		Kind: status.FileStatus, At: f.StatusChanged(), FileStatus: f.Status, Message: f.WaitingFor,
@@ -314,23 +334,17 @@ func (a *Agent) onSessionFile(ev claude.SessionFileEvent) {
 		// No hook says where the transcript is: Claude keeps it by cwd.
 		fev.TranscriptPath = claude.TranscriptPath(a.cfg.ClaudeDir, f.CWD, f.SessionID)
 	}
-	a.applyLocked(s, fev)
-	a.ensureTranscriptLocked(s)
+	a.in.applyLocked(s, fev)
+	a.trs.ensureTranscriptLocked(s)
 	a.mu.Unlock()
 	if fev.TranscriptPath != "" {
-		a.readTranscript(id)
+		a.trs.readTranscript(id)
 	}
-}
-
-// paneOf is a session's pane process, for lookups outside the lock.
-type paneOf struct {
-	id  string
-	pid int
 }
 
 // sessionForPIDLocked finds the session whose claude has this pid, or
 // else the session owner names (found under its pane), learning the pid.
-func (a *Agent) sessionForPIDLocked(pid int, owner string) *session {
+func (a *claudeSignals) sessionForPIDLocked(pid int, owner string) *session {
 	for _, s := range a.sessions {
 		if s.claudePID == pid {
 			return s
@@ -338,161 +352,8 @@ func (a *Agent) sessionForPIDLocked(pid int, owner string) *session {
 	}
 	if s, ok := a.sessions[owner]; ok && owner != "" {
 		s.claudePID = pid
-		a.watchPIDLocked(s, pid)
+		a.panes.watchPIDLocked(s, pid)
 		return s
 	}
 	return nil
-}
-
-func isDescendant(pid, ancestor int) bool {
-	for range 16 {
-		p, err := proc.Stat(pid)
-		if err != nil || p.PPID <= 1 {
-			return false
-		}
-		if p.PPID == ancestor {
-			return true
-		}
-		pid = p.PPID
-	}
-	return false
-}
-
-// ensureTranscriptLocked starts following a session's transcript once its
-// path is known, and watches its directory.
-func (a *Agent) ensureTranscriptLocked(s *session) {
-	path := s.transcript(a.cfg.ClaudeDir)
-	if path == "" {
-		return
-	}
-	if s.tr == nil || s.tr.path() != path {
-		s.tr = newTranscriptReader(path)
-	}
-	dir := filepath.Dir(path)
-	if !a.tdirs[dir] && a.twatch != nil {
-		if err := a.twatch.Add(dir); err == nil {
-			a.tdirs[dir] = true
-		}
-	}
-}
-
-// readTranscript reads what is new in a session's transcript. The file is
-// read outside the agent's lock (one reader per session at a time); the
-// lock is taken to apply what was found. The first read of a transcript
-// only gathers metadata (usage, last message): old interruptions and turn
-// ends are history, not signals.
-func (a *Agent) readTranscript(id string) {
-	a.mu.Lock()
-	s, ok := a.sessions[id]
-	var r *transcriptReader
-	if ok {
-		r = s.tr
-	}
-	a.mu.Unlock()
-	if r == nil {
-		return
-	}
-
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var evs []status.Signal
-	read := false
-	for {
-		b, err := r.tail.Read()
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				a.warn("transcript", "session", id, "err", err)
-			}
-			break
-		}
-		read = true
-		if b.Reset {
-			r.tokens.Reset()
-		}
-		for _, e := range b.Entries {
-			r.tokens.Add(e)
-			for _, sig := range claude.Signals(e) {
-				ev, ok := transcriptSignal(sig)
-				if !ok || !r.primed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded || ev.Kind == status.PromptSeen) {
-					continue // history, not news
-				}
-				evs = append(evs, ev)
-			}
-		}
-		if !b.More {
-			break
-		}
-	}
-	if !read {
-		return
-	}
-	r.primed = true
-	totals := r.tokens
-
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s2, ok := a.sessions[id]; !ok || s2 != s || s.tr != r {
-		return // the session, or its transcript, changed meanwhile
-	}
-	for _, ev := range evs {
-		if ev.Kind == status.Interrupt {
-			a.log.Debug("transcript interrupt", "session", id, "status", s.st.Status)
-		}
-		a.applyLocked(s, ev)
-	}
-	u := s.usage
-	totals.Fill(&u)
-	if !usageEqual(u, s.usage) {
-		s.usage = u
-		a.publishLocked(s, s.st.Status, false)
-	}
-}
-
-func transcriptSignal(sig claude.Signal) (status.Signal, bool) {
-	switch v := sig.(type) {
-	case claude.Interrupt:
-		return status.Signal{Kind: status.Interrupt, At: v.At}, true
-	case claude.ToolUse:
-		return status.Signal{Kind: status.ToolSeen, Tool: v.Name, ToolInput: v.Input}, true
-	case claude.AssistantText:
-		return status.Signal{Kind: status.AssistantText, Message: v.Text}, true
-	case claude.TurnEnded:
-		return status.Signal{Kind: status.TurnEnded, At: v.At}, true
-	case claude.PromptSubmitted:
-		return status.Signal{Kind: status.PromptSeen, At: v.At, Prompt: v.Text}, true
-	}
-	return status.Signal{}, false
-}
-
-// watchTranscripts reads transcripts as Claude writes them.
-func (a *Agent) watchTranscripts() {
-	for {
-		select {
-		case <-a.ctx.Done():
-			return
-		case err, ok := <-a.twatch.Errors:
-			if !ok {
-				return
-			}
-			a.log.Warn("transcript watcher", "err", err)
-		case ev, ok := <-a.twatch.Events:
-			if !ok {
-				return
-			}
-			if !ev.Has(fsnotify.Write) && !ev.Has(fsnotify.Create) {
-				continue
-			}
-			a.mu.Lock()
-			var ids []string
-			for _, s := range a.sessions {
-				if s.tr != nil && s.tr.path() == ev.Name {
-					ids = append(ids, s.id)
-				}
-			}
-			a.mu.Unlock()
-			for _, id := range ids {
-				a.readTranscript(id)
-			}
-		}
-	}
 }
