@@ -351,20 +351,7 @@ func step(s State, ev Signal, now time.Time) State {
 	if at.IsZero() {
 		at = now
 	}
-	// fresh reports whether a timed signal is newer than every status signal
-	// applied so far, advancing the watermark. Signals without a time (a
-	// person, a process, the screen) are applied but never move it: they say
-	// nothing about the order of the others.
-	fresh := func() bool {
-		if ev.At.IsZero() {
-			return true
-		}
-		if ev.At.Before(s.Watermark) {
-			return false
-		}
-		s.Watermark = ev.At
-		return true
-	}
+	fresh := freshness(&s, ev)
 	switch ev.Kind {
 	case Launched:
 		// A launch that resumes a conversation keeps its id.
@@ -390,15 +377,7 @@ func step(s State, ev Signal, now time.Time) State {
 			s.Compacting = ev.Kind == HookPreCompact
 		}
 	case HookElicitation:
-		if fresh() {
-			w := &api.Waiting{Kind: api.DialogElicitation, Message: ev.Message, Tool: ev.Tool}
-			if s.Status == api.StatusNeedsInput && s.Waiting != nil && s.Waiting.Kind == api.DialogElicitation {
-				cur := *s.Waiting
-				cur.Message, cur.Tool = ev.Message, ev.Tool
-				w = &cur
-			}
-			s.toNeedsInput(w)
-		}
+		onElicitation(&s, ev, fresh)
 	case HookElicitationResult:
 		if fresh() && s.Status == api.StatusNeedsInput {
 			s.toBusy(at)
@@ -412,27 +391,15 @@ func step(s State, ev Signal, now time.Time) State {
 	case FileStatus:
 		onFileStatus(&s, ev, at, fresh)
 	case Interrupt:
-		// The transcript says the turn was interrupted: no Stop will end it.
-		s.FileIdleFrom = time.Time{}
-		if fresh() && (s.Status == api.StatusBusy || s.Status == api.StatusNeedsInput) {
-			s.toIdle()
-		}
+		onInterrupt(&s, fresh)
 	case ToolSeen:
-		// The transcript can lag, so a tool seen there is only shown while
-		// the session still works.
-		if s.Status == api.StatusBusy && ev.Tool != "" {
-			s.CurrentTool = ev.Tool
-		}
+		onToolSeen(&s, ev)
 	case AssistantText:
 		if t := snippet(ev.Message); t != "" {
 			s.LastMessage = t
 		}
 	case TurnEnded:
-		// A claude with hooks says it with Stop, first, and knows of its
-		// background agents.
-		if !s.Hooked {
-			onStop(&s, Signal{Kind: HookStop, At: ev.At, Message: ev.Message}, at, fresh)
-		}
+		onTurnEnded(&s, ev, at, fresh)
 	case PromptSeen:
 		if !s.Hooked {
 			onPromptSubmit(&s, ev, at, fresh)
@@ -442,11 +409,7 @@ func step(s State, ev Signal, now time.Time) State {
 	case ScreenClear:
 		onScreenClear(&s, ev, now)
 	case ClaudeStarted:
-		// A claude that corral did not launch, typed by hand in the pane:
-		// it has none of corral's hooks until one arrives.
-		if s.Status == api.StatusExited {
-			s = State{Status: api.StatusStarting, Watermark: s.Watermark}
-		}
+		onClaudeStarted(&s)
 	case ClaudeExited:
 		s.toExited()
 	case Viewed, Input:
@@ -454,25 +417,97 @@ func step(s State, ev Signal, now time.Time) State {
 			s.Status = api.StatusIdle
 		}
 	case Restored:
-		s.Compacting = false
-		// The screen is read again before a dialog is trusted.
-		s.OnScreen, s.Deferred = "", nil
-		if s.Status == api.StatusBusy || s.Status == api.StatusStarting {
-			s.Status = api.StatusUnknown
-		}
+		onRestored(&s)
 	case Verified:
 		s.verify(ev.Check, at)
 	case Tick:
-		if !s.FollowUpFrom.IsZero() && !at.Before(s.FollowUpFrom.Add(followUpWait)) {
-			// The background work ended and Claude started no turn about it:
-			// its results are there to review.
-			s.FollowUpFrom = time.Time{}
-			if s.Status == api.StatusBusy {
-				s.toReview()
-			}
-		}
+		onTick(&s, at)
 	}
 	return s
+}
+
+// onToolSeen: the transcript can lag, so a tool seen there is only shown
+// while the session still works.
+func onToolSeen(s *State, ev Signal) {
+	if s.Status == api.StatusBusy && ev.Tool != "" {
+		s.CurrentTool = ev.Tool
+	}
+}
+
+// onTurnEnded: the transcript says a turn ended. A claude with hooks says
+// it with Stop, first, and knows of its background agents.
+func onTurnEnded(s *State, ev Signal, at time.Time, fresh func() bool) {
+	if !s.Hooked {
+		onStop(s, Signal{Kind: HookStop, At: ev.At, Message: ev.Message}, at, fresh)
+	}
+}
+
+// onClaudeStarted: a claude that corral did not launch, typed by hand in
+// the pane: it has none of corral's hooks until one arrives.
+func onClaudeStarted(s *State) {
+	if s.Status == api.StatusExited {
+		*s = State{Status: api.StatusStarting, Watermark: s.Watermark}
+	}
+}
+
+// freshness returns the func that reports whether a timed signal is newer
+// than every status signal applied to s so far, advancing the watermark.
+// Signals without a time (a person, a process, the screen) are applied but
+// never move it: they say nothing about the order of the others.
+func freshness(s *State, ev Signal) func() bool {
+	return func() bool {
+		if ev.At.IsZero() {
+			return true
+		}
+		if ev.At.Before(s.Watermark) {
+			return false
+		}
+		s.Watermark = ev.At
+		return true
+	}
+}
+
+func onElicitation(s *State, ev Signal, fresh func() bool) {
+	if !fresh() {
+		return
+	}
+	w := &api.Waiting{Kind: api.DialogElicitation, Message: ev.Message, Tool: ev.Tool}
+	if s.Status == api.StatusNeedsInput && s.Waiting != nil && s.Waiting.Kind == api.DialogElicitation {
+		cur := *s.Waiting
+		cur.Message, cur.Tool = ev.Message, ev.Tool
+		w = &cur
+	}
+	s.toNeedsInput(w)
+}
+
+// onInterrupt: the transcript says the turn was interrupted, so no Stop
+// will end it.
+func onInterrupt(s *State, fresh func() bool) {
+	s.FileIdleFrom = time.Time{}
+	if fresh() && (s.Status == api.StatusBusy || s.Status == api.StatusNeedsInput) {
+		s.toIdle()
+	}
+}
+
+// onRestored: after a restart, what was busy is re-verified, and the
+// screen is read again before a dialog is trusted.
+func onRestored(s *State) {
+	s.Compacting = false
+	s.OnScreen, s.Deferred = "", nil
+	if s.Status == api.StatusBusy || s.Status == api.StatusStarting {
+		s.Status = api.StatusUnknown
+	}
+}
+
+// onTick: the background work ended and Claude started no turn about it,
+// so its results are there to review.
+func onTick(s *State, at time.Time) {
+	if !s.FollowUpFrom.IsZero() && !at.Before(s.FollowUpFrom.Add(followUpWait)) {
+		s.FollowUpFrom = time.Time{}
+		if s.Status == api.StatusBusy {
+			s.toReview()
+		}
+	}
 }
 
 func onSessionStart(s *State, ev Signal, fresh func() bool) {
