@@ -176,6 +176,7 @@ func (a *reconciler) reconcileOnce() error {
 		a.look1(ctx, &probes[i])
 	}
 	a.mu.Lock()
+	var watch []string
 	for _, p := range probes {
 		s, ok := a.sessions[p.id]
 		if !ok {
@@ -190,9 +191,12 @@ func (a *reconciler) reconcileOnce() error {
 			}
 			continue
 		}
-		a.settleLocked(s, p)
+		watch = append(watch, a.settleLocked(s, p))
 	}
 	a.mu.Unlock()
+	for _, d := range watch {
+		a.trs.watchDir(d)
+	}
 	for _, p := range probes {
 		if p.read {
 			a.trs.readTranscript(p.id)
@@ -243,8 +247,9 @@ func (a *reconciler) look1(ctx context.Context, p *probe) {
 	}
 }
 
-// settleLocked applies what a probe found. The caller holds a.mu.
-func (a *reconciler) settleLocked(s *session, p probe) {
+// settleLocked applies what a probe found, and returns a transcript
+// directory to watch (transcripts.watchDir). The caller holds a.mu.
+func (a *reconciler) settleLocked(s *session, p probe) (watch string) {
 	if !p.running {
 		if s.claudePID != 0 && s.claudePID == p.s.claudePID {
 			s.claudePID = 0
@@ -258,7 +263,7 @@ func (a *reconciler) settleLocked(s *session, p probe) {
 	if p.running {
 		a.panes.watchPIDLocked(s, s.claudePID)
 		if s.tr == nil {
-			a.trs.ensureTranscriptLocked(s)
+			watch = a.trs.ensureTranscriptLocked(s)
 			p.read = s.tr != nil
 		}
 	}
@@ -299,6 +304,7 @@ func (a *reconciler) settleLocked(s *session, p probe) {
 			a.in.applyLocked(s, status.Signal{Kind: status.ClaudeExited})
 		}
 	}
+	return watch
 }
 
 // checkOf gathers what re-verification needs of a live claude: what its

@@ -203,6 +203,7 @@ func (a *claudeSignals) onDelivery(h hookwire.Header, payload []byte) {
 		a.panes.watchPIDLocked(s, claudePID)
 	}
 	ev, ok := hookSignal(p, h.Time())
+	watch := ""
 	if ok {
 		if ev.TranscriptPath != "" && !a.claudeFile(ev.TranscriptPath) {
 			a.warn("hook names a transcript outside Claude's directory; ignored", "session", id, "path", ev.TranscriptPath)
@@ -214,10 +215,11 @@ func (a *claudeSignals) onDelivery(h hookwire.Header, payload []byte) {
 			a.in.applyLocked(s, status.Signal{Kind: status.ClaudeStarted})
 		}
 		a.in.applyLocked(s, ev)
-		a.trs.ensureTranscriptLocked(s)
+		watch = a.trs.ensureTranscriptLocked(s)
 	}
 	a.mu.Unlock()
 	if ok {
+		a.trs.watchDir(watch)
 		a.trs.readTranscript(id)
 		a.git.gitHook(id, p)
 	}
@@ -335,8 +337,9 @@ func (a *claudeSignals) onSessionFile(ev claude.SessionFileEvent) {
 		fev.TranscriptPath = claude.TranscriptPath(a.cfg.ClaudeDir, f.CWD, f.SessionID)
 	}
 	a.in.applyLocked(s, fev)
-	a.trs.ensureTranscriptLocked(s)
+	watch := a.trs.ensureTranscriptLocked(s)
 	a.mu.Unlock()
+	a.trs.watchDir(watch)
 	if fev.TranscriptPath != "" {
 		a.trs.readTranscript(id)
 	}

@@ -4,36 +4,52 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/status"
-	"github.com/fsnotify/fsnotify"
 )
 
 // transcripts follows the sessions' transcripts with one fsnotify watcher,
 // reads them outside the lock and hands what they say to the intake.
 type transcripts struct {
 	*Agent
-	// twatch watches the directories of the transcripts followed (tdirs).
+	// twatch watches the directories of the transcripts followed (tdirs,
+	// guarded by dmu: watches are added outside the registry's lock).
 	twatch *fsnotify.Watcher
+	dmu    sync.Mutex
 	tdirs  map[string]bool
 }
 
 // ensureTranscriptLocked starts following a session's transcript once its
-// path is known, and watches its directory.
-func (a *transcripts) ensureTranscriptLocked(s *session) {
+// path is known. It returns the transcript's directory ("" if none), which
+// the caller watches (watchDir) once it has let go of the lock.
+func (a *transcripts) ensureTranscriptLocked(s *session) (dir string) {
 	path := s.transcript(a.cfg.ClaudeDir)
 	if path == "" {
-		return
+		return ""
 	}
 	if s.tr == nil || s.tr.path() != path {
 		s.tr = newTranscriptReader(path)
 	}
-	dir := filepath.Dir(path)
-	if !a.tdirs[dir] && a.twatch != nil {
-		if err := a.twatch.Add(dir); err == nil {
-			a.tdirs[dir] = true
-		}
+	return filepath.Dir(path)
+}
+
+// watchDir watches a transcripts' directory, once. Adding a watch reads
+// the file system: it runs without the registry's lock.
+func (a *transcripts) watchDir(dir string) {
+	if dir == "" || a.twatch == nil {
+		return
+	}
+	a.dmu.Lock()
+	defer a.dmu.Unlock()
+	if a.tdirs[dir] {
+		return
+	}
+	if err := a.twatch.Add(dir); err == nil {
+		a.tdirs[dir] = true
 	}
 }
 
