@@ -29,6 +29,41 @@ type reconciler struct {
 // without a claude process counts as exited.
 const startGrace = 15 * time.Second
 
+// probesLocked sorts the sessions by what tmux listed (alive, at
+// listedAt): the ones whose pane is gone, the ones lost with their server,
+// and the ones to look at. The caller holds a.mu.
+func (a *reconciler) probesLocked(alive map[string]tmux.SessionInfo, listedAt time.Time) (gone []string, lost []*session, probes []probe) {
+	for _, s := range a.sessions {
+		if s.kind == api.KindExternal {
+			probes = append(probes, probe{id: s.id, external: true, s: *s})
+			continue
+		}
+		info, ok := alive[s.id]
+		if !ok && s.launchedAt.After(listedAt) {
+			continue
+		}
+		if !ok {
+			if s.lost {
+				// Its server died and bringing it back failed: try again
+				// rather than take it for closed.
+				lost = append(lost, s)
+			} else {
+				gone = append(gone, s.id)
+			}
+			continue
+		}
+		if info.Pane.PID != s.panePID && info.Pane.PID > 0 {
+			s.panePID = info.Pane.PID
+			a.panes.watchPIDLocked(s, info.Pane.PID)
+		}
+		s.paneID = info.Pane.ID
+		if s.kind == api.KindClaude {
+			probes = append(probes, probe{id: s.id, s: *s})
+		}
+	}
+	return gone, lost, probes
+}
+
 // probe is what reconciliation found out about one session, away from the
 // agent's lock.
 type probe struct {
@@ -140,43 +175,13 @@ func (a *reconciler) reconcileOnce() error {
 	// What to look at, under the lock; the looking (/proc, Claude's files,
 	// the screen) without it; what it found, under the lock again.
 	a.mu.Lock()
-	var gone, ended []string
-	var lost []*session
-	var probes []probe
-	for _, s := range a.sessions {
-		if s.kind == api.KindExternal {
-			probes = append(probes, probe{id: s.id, external: true, s: *s})
-			continue
-		}
-		info, ok := alive[s.id]
-		if !ok && s.launchedAt.After(listedAt) {
-			continue
-		}
-		if !ok {
-			if s.lost {
-				// Its server died and bringing it back failed: try again
-				// rather than take it for closed.
-				lost = append(lost, s)
-			} else {
-				gone = append(gone, s.id)
-			}
-			continue
-		}
-		if info.Pane.PID != s.panePID && info.Pane.PID > 0 {
-			s.panePID = info.Pane.PID
-			a.panes.watchPIDLocked(s, info.Pane.PID)
-		}
-		s.paneID = info.Pane.ID
-		if s.kind == api.KindClaude {
-			probes = append(probes, probe{id: s.id, s: *s})
-		}
-	}
+	gone, lost, probes := a.probesLocked(alive, listedAt)
 	a.mu.Unlock()
 	for i := range probes {
 		a.look1(ctx, &probes[i])
 	}
 	a.mu.Lock()
-	var watch []string
+	var ended, watch []string
 	for _, p := range probes {
 		s, ok := a.sessions[p.id]
 		if !ok {

@@ -78,48 +78,9 @@ func cleanName(name string) (string, error) {
 
 // Create starts a session.
 func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session, error) {
-	name, err := cleanName(req.Name)
+	name, dir, kind, err := a.checkCreate(req)
 	if err != nil {
 		return api.Session{}, err
-	}
-	dir, err := a.checkDir(req.Dir)
-	if err != nil {
-		return api.Session{}, err
-	}
-	kind := api.KindClaude
-	if req.Shell {
-		kind = api.KindShell
-		if req.Resume != "" || len(req.Args) > 0 {
-			return api.Session{}, api.Errorf(api.CodeBadRequest, "a shell session takes no resume id or claude arguments")
-		}
-	}
-	if req.Cols != 0 || req.Rows != 0 {
-		if req.Cols < 10 || req.Cols > 1000 || req.Rows < 5 || req.Rows > 500 {
-			return api.Session{}, api.Errorf(api.CodeBadRequest, "size %dx%d: cols must be 10-1000 and rows 5-500 (or both 0 for the default)", req.Cols, req.Rows)
-		}
-	}
-	if req.Resume != "" && !validClaudeID(req.Resume) {
-		return api.Session{}, api.Errorf(api.CodeBadRequest, "resume: %q is not a Claude session id", req.Resume)
-	}
-	if req.Resume != "" {
-		// Two Claudes on one conversation would mix their turns.
-		if other := a.runningConversation(req.Resume, ""); other != "" {
-			return api.Session{}, api.Errorf(api.CodeConversationRunning, "conversation %s is running in session %s; switch to it instead", req.Resume, other)
-		}
-		if pid := claudeRunning(a.cfg.ClaudeDir, req.Resume); pid != 0 {
-			return api.Session{}, api.Errorf(api.CodeConversationRunning, "conversation %s is running in a claude outside corral (pid %d)", req.Resume, pid)
-		}
-	}
-	for _, arg := range req.Args {
-		if strings.ContainsRune(arg, 0) {
-			return api.Session{}, api.Errorf(api.CodeBadRequest, "claude arguments must not contain NUL")
-		}
-	}
-	if kind == api.KindClaude {
-		if _, err := a.lookPath(a.cfg.ClaudeBin); err != nil {
-			return api.Session{}, api.Errorf(api.CodeUnavailable,
-				"claude not found (%v): install Claude Code with `npm install -g @anthropic-ai/claude-code`", err)
-		}
 	}
 	var wt *api.SessionWorktree
 	if req.Worktree != nil {
@@ -193,6 +154,56 @@ func (a *Agent) Create(ctx context.Context, req api.CreateRequest) (api.Session,
 	a.git.gitKick(dir)
 	a.log.Info("session created", "id", s.id, "name", s.name, "dir", dir, "kind", kind)
 	return out, nil
+}
+
+// checkCreate checks a create request before anything is made: its name,
+// folder, kind and size, the conversation it resumes, claude's arguments,
+// and that claude is installed.
+func (a *Agent) checkCreate(req api.CreateRequest) (name, dir string, kind api.Kind, err error) {
+	name, err = cleanName(req.Name)
+	if err != nil {
+		return "", "", "", err
+	}
+	dir, err = a.checkDir(req.Dir)
+	if err != nil {
+		return "", "", "", err
+	}
+	kind = api.KindClaude
+	if req.Shell {
+		kind = api.KindShell
+		if req.Resume != "" || len(req.Args) > 0 {
+			return "", "", "", api.Errorf(api.CodeBadRequest, "a shell session takes no resume id or claude arguments")
+		}
+	}
+	if req.Cols != 0 || req.Rows != 0 {
+		if req.Cols < 10 || req.Cols > 1000 || req.Rows < 5 || req.Rows > 500 {
+			return "", "", "", api.Errorf(api.CodeBadRequest, "size %dx%d: cols must be 10-1000 and rows 5-500 (or both 0 for the default)", req.Cols, req.Rows)
+		}
+	}
+	if req.Resume != "" && !validClaudeID(req.Resume) {
+		return "", "", "", api.Errorf(api.CodeBadRequest, "resume: %q is not a Claude session id", req.Resume)
+	}
+	if req.Resume != "" {
+		// Two Claudes on one conversation would mix their turns.
+		if other := a.runningConversation(req.Resume, ""); other != "" {
+			return "", "", "", api.Errorf(api.CodeConversationRunning, "conversation %s is running in session %s; switch to it instead", req.Resume, other)
+		}
+		if pid := claudeRunning(a.cfg.ClaudeDir, req.Resume); pid != 0 {
+			return "", "", "", api.Errorf(api.CodeConversationRunning, "conversation %s is running in a claude outside corral (pid %d)", req.Resume, pid)
+		}
+	}
+	for _, arg := range req.Args {
+		if strings.ContainsRune(arg, 0) {
+			return "", "", "", api.Errorf(api.CodeBadRequest, "claude arguments must not contain NUL")
+		}
+	}
+	if kind == api.KindClaude {
+		if _, err := a.lookPath(a.cfg.ClaudeBin); err != nil {
+			return "", "", "", api.Errorf(api.CodeUnavailable,
+				"claude not found (%v): install Claude Code with `npm install -g @anthropic-ai/claude-code`", err)
+		}
+	}
+	return name, dir, kind, nil
 }
 
 // Restart starts Claude again in an exited session's pane, in a new
