@@ -14,9 +14,9 @@ import (
 // run with it held, the others take it.
 type intake struct{ *Agent }
 
-// apply folds one event into a session's state and publishes the result.
-// The caller holds a.mu.
-func (a *intake) applyLocked(s *session, ev status.Signal) {
+// applyLocked folds one signal into a session's state and publishes the
+// result, if it changed (reported). The caller holds a.mu.
+func (a *intake) applyLocked(s *session, ev status.Signal) (changed bool) {
 	prev, out := s.track(ev)
 	ns := s.st
 	// A held signal, or a dialog a hook announced, is settled by the screen.
@@ -27,12 +27,13 @@ func (a *intake) applyLocked(s *session, ev status.Signal) {
 		a.wakeAfter(s.id, out.Wake)
 	}
 	if !out.Changed {
-		return
+		return false
 	}
 	if prev != ns.Status {
 		a.log.Debug("status", "session", s.id, "from", prev, "to", ns.Status, "by", ev.Kind)
 	}
 	a.publishLocked(s, prev, out.Notify)
+	return true
 }
 
 // wakeAfter sends the session a Tick after d, as the engine asked.

@@ -118,9 +118,10 @@ func (a *panes) onExit(id string, pid int) {
 		delete(s.watching, pid)
 		if pid == s.claudePID {
 			s.claudePID = 0
-			prev, out := s.track(status.Signal{Kind: status.ClaudeExited})
-			// Publish even when SessionEnd already said exited: the pid changed.
-			a.in.publishLocked(s, prev, out.Notify)
+			if !a.in.applyLocked(s, status.Signal{Kind: status.ClaudeExited}) {
+				// Publish even when SessionEnd already said exited: the pid changed.
+				a.in.publishLocked(s, s.st.Status, false)
+			}
 		}
 	}
 	a.mu.Unlock()
