@@ -21,6 +21,22 @@ type extTarget struct {
 	Pane   string `json:"pane"`
 }
 
+// externalDir is the folder a delivery of an external claude names, ""
+// if none. The payload is parsed before the lock is taken.
+func externalDir(payload []byte) string {
+	var p struct {
+		Cwd       string `json:"cwd"`
+		Workspace struct {
+			CurrentDir string `json:"current_dir"`
+		} `json:"workspace"`
+	}
+	_ = json.Unmarshal(payload, &p)
+	if p.Cwd != "" {
+		return p.Cwd
+	}
+	return p.Workspace.CurrentDir
+}
+
 func extTargetOf(h hookwire.Header) *extTarget {
 	if h.Tmux == "" || h.Pane == "" {
 		return nil
@@ -39,8 +55,9 @@ func externalAlive(s *session) bool {
 }
 
 // externalLocked finds or creates the external session of the claude that
-// sent a delivery. The caller holds a.mu.
-func (a *claudeSignals) externalLocked(h hookwire.Header, payload []byte) *session {
+// sent a delivery; dir is the folder the delivery named (externalDir). The
+// caller holds a.mu.
+func (a *claudeSignals) externalLocked(h hookwire.Header, dir string) *session {
 	if h.ClaudePID <= 0 {
 		return nil
 	}
@@ -52,17 +69,6 @@ func (a *claudeSignals) externalLocked(h hookwire.Header, payload []byte) *sessi
 			}
 			return s
 		}
-	}
-	var p struct {
-		Cwd       string `json:"cwd"`
-		Workspace struct {
-			CurrentDir string `json:"current_dir"`
-		} `json:"workspace"`
-	}
-	_ = json.Unmarshal(payload, &p)
-	dir := p.Cwd
-	if dir == "" {
-		dir = p.Workspace.CurrentDir
 	}
 	if dir == "" || !filepath.IsAbs(dir) {
 		return nil

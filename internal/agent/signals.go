@@ -182,10 +182,14 @@ func (a *claudeSignals) onDelivery(h hookwire.Header, payload []byte) {
 	if claudePID == 0 && h.Kind == hookwire.KindHook {
 		claudePID = claudeAncestor(h.PPID)
 	}
+	extDir := ""
+	if h.Session == "" && h.Kind == hookwire.KindHook {
+		extDir = externalDir(payload)
+	}
 	a.mu.Lock()
 	s := a.sessionForDeliveryLocked(h)
 	if s == nil && h.Session == "" && h.Kind == hookwire.KindHook {
-		s = a.externalLocked(h, payload)
+		s = a.externalLocked(h, extDir)
 	}
 	if s == nil {
 		a.mu.Unlock()
