@@ -338,7 +338,7 @@ type evRec struct {
 }
 
 type watcher interface {
-	Watch(ctx context.Context, since uint64, fn func(api.Event) error) error
+	StreamEvents(ctx context.Context, since uint64, fn func(api.Event) error) error
 }
 
 func newRecorder(ctx context.Context, t *benchutil.TB, c watcher) *recorder {
@@ -350,7 +350,7 @@ func newRecorder(ctx context.Context, t *benchutil.TB, c watcher) *recorder {
 	var once sync.Once
 	go func() {
 		defer close(done)
-		err := c.Watch(wctx, 0, func(ev api.Event) error {
+		err := c.StreamEvents(wctx, 0, func(ev api.Event) error {
 			now := time.Now()
 			r.mu.Lock()
 			switch ev.Type {

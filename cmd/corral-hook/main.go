@@ -7,9 +7,9 @@ package main
 import (
 	"os"
 
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 )
 
 func main() {
-	os.Exit(hook.Main(hook.KindHook, os.Args[1:], os.Stdin, os.Stderr, os.Getenv))
+	os.Exit(hookwire.Main(hookwire.KindHook, os.Args[1:], os.Stdin, os.Stderr, os.Getenv))
 }

@@ -20,7 +20,7 @@ import (
 //
 // Only sessions that were there before this agent started are looked at:
 // the ones it makes itself are in the table, or about to be.
-func (a *Agent) adopt(ctx context.Context) error {
+func (a *reconciler) adopt(ctx context.Context) error {
 	up, err := a.tmux.Running(ctx)
 	if err != nil || !up {
 		return err
@@ -32,8 +32,8 @@ func (a *Agent) adopt(ctx context.Context) error {
 	// tmux gives the creation time in whole seconds.
 	before := a.started.Truncate(time.Second)
 	// Kill and Create hold storeMu while a session's pane and row change.
-	a.storeMu.Lock()
-	defer a.storeMu.Unlock()
+	a.persist.storeMu.Lock()
+	defer a.persist.storeMu.Unlock()
 	for _, info := range list {
 		if !validID(info.Name) || !info.Created.Before(before) {
 			continue
@@ -67,8 +67,8 @@ func (a *Agent) adopt(ctx context.Context) error {
 		a.mu.Lock()
 		s.name = a.uniqueNameLocked(sanitizeName(filepath.Base(s.dir)))
 		a.sessions[s.id] = s
-		a.watchPIDLocked(s, s.panePID)
-		a.publishLocked(s, "", false) // and to the database, with retries
+		a.panes.watchPIDLocked(s, s.panePID)
+		a.in.publishLocked(s, "", false) // and to the database, with retries
 		a.mu.Unlock()
 		a.log.Warn("adopted a session of corral's tmux server that the database did not know",
 			"id", s.id, "name", s.name, "dir", s.dir, "kind", s.kind, "claude_pid", s.claudePID)
@@ -77,7 +77,7 @@ func (a *Agent) adopt(ctx context.Context) error {
 }
 
 // adoptOnce runs adopt until it has succeeded once.
-func (a *Agent) adoptOnce(ctx context.Context) {
+func (a *reconciler) adoptOnce(ctx context.Context) {
 	a.mu.Lock()
 	done := a.adopted
 	a.mu.Unlock()

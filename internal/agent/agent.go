@@ -10,13 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -33,7 +30,6 @@ import (
 	"github.com/corral-dev/corral/internal/lifetime"
 	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/shellquote"
-	"github.com/corral-dev/corral/internal/status"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/term"
 	"github.com/corral-dev/corral/internal/tmux"
@@ -66,16 +62,25 @@ type Config struct {
 	// SafetyPoll is the interval of the one global safety check of tmux and
 	// processes (default 10 s). Everything else is event-driven.
 	SafetyPoll time.Duration
+	// Metrics counts hook deliveries and status changes (nil: none).
+	Metrics *metrics.Metrics
 	// Store is the open database (the caller owns it).
 	Store *store.SQLite
 	// Bus receives every change (default: a new one).
 	Bus    *events.Bus
 	Logger *slog.Logger
-	// Metrics counts hook deliveries and status changes (nil: none).
-	Metrics *metrics.Metrics
 }
 
-// Agent runs one machine's sessions.
+// Agent runs one machine's sessions. It answers the operations (files by
+// subject: sessions.go, input.go's gate, run.go, files.go, and the views in
+// terminal.go) and owns the parts that do the work, each a type with one
+// job: the registry and its lock, the intake that folds signals into
+// states, the signal sources (hooks, Claude's files, transcripts, panes and
+// processes, the screen), persistence, reconciliation, git, the input gate
+// and the terminal views. The parts embed the agent, for the registry and
+// what they share (config, log, tmux, bus, goroutines), and name their
+// receiver a like the agent's own methods, so code reads the same wherever
+// it lives.
 type Agent struct {
 	cfg      Config
 	log      *slog.Logger
@@ -84,46 +89,28 @@ type Agent struct {
 	bus      *events.Bus
 	settings string // path of the generated Claude settings file
 	started  time.Time
-	// streams are the terminals attached by viewers; termStats counts
-	// their output and redraws (TermStats).
-	streams   *term.Registry
-	termStats term.Stats
-	metrics   *metrics.Metrics
+	metrics  *metrics.Metrics
 
-	mu       sync.Mutex
-	sessions map[string]*session
-	// transcripts maps a transcript's directory to the sessions whose
-	// transcripts live there, for the one fsnotify watcher.
-	twatch    *fsnotify.Watcher
-	tdirs     map[string]bool
-	reconcile chan struct{}
-	persistCh chan struct{}
-	dirty     map[string]bool
-	// deletes are sessions whose database row is still to be deleted.
-	deletes map[string]bool
-	// persistErr is the last failed database write, since persistFailing;
-	// nil once a write succeeds.
-	persistErr     error
-	persistFailing time.Time
-	serverPID      int
-	// reserved holds names of sessions being created.
-	reserved map[string]bool
-	// adopted: the tmux sessions the database did not know were taken in.
-	adopted bool
+	// registry is the table of sessions and the lock that guards it and
+	// every session (registry.go).
+	registry
+	// warner limits warnings about untrusted input (warn.go).
+	warner
 
-	// storeMu orders database writes, so a late batch of states cannot
-	// bring back a session that Kill just deleted.
-	storeMu sync.Mutex
-
-	// warns limits warnings about untrusted input (bad hook deliveries):
-	// any process of the user can send them, as fast as it likes.
-	warns      *rate.Limiter
-	suppressed atomic.Int64
+	in      *intake        // folds signals into states, publishes (intake.go)
+	persist *persister     // writes states to the database (persist.go)
+	hooks   *hookListener  // the hook socket (hooksock.go)
+	sig     *claudeSignals // hook, status line and session file signals (signals.go)
+	trs     *transcripts   // transcript signals (transcripts.go)
+	panes   *panes         // tmux panes and their processes (panes.go)
+	screen  *screens       // screen signals (screen.go)
+	rec     *reconciler    // checks belief against tmux and /proc (reconcile.go)
+	git     *gitState      // sessions' repositories (git.go)
+	input   *inputGate     // every path that types into a session (input.go)
+	views   *views         // terminals, timeline, capture (terminal.go)
 
 	// mux is the table of the operations the agent answers (backend.go).
 	mux *backend.Mux
-	// git reads sessions' repositories (git.go).
-	git *gitState
 
 	// g owns every goroutine the agent starts: its loops, the hook
 	// connections, the exit watches, the timers of rechecks and wakes.
@@ -184,49 +171,35 @@ func New(cfg Config) (*Agent, error) {
 	ts := tmux.New(datadir.Socket(cfg.DataDir, datadir.TmuxSocket), filepath.Join(cfg.DataDir, datadir.TmuxConfig),
 		tmux.WithBinary(cfg.TmuxBin), tmux.WithEnv(sessionEnv(cfg.Env, "")...))
 	a := &Agent{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		tmux:      ts,
-		store:     cfg.Store,
-		bus:       cfg.Bus,
-		settings:  filepath.Join(cfg.DataDir, datadir.Settings),
-		streams:   term.NewRegistry(streamGrace),
-		metrics:   cfg.Metrics,
-		sessions:  map[string]*session{},
-		tdirs:     map[string]bool{},
-		reconcile: make(chan struct{}, 1),
-		persistCh: make(chan struct{}, 1),
-		dirty:     map[string]bool{},
-		deletes:   map[string]bool{},
-		reserved:  map[string]bool{},
-		warns:     rate.NewLimiter(rate.Every(time.Second), 10),
-		git:       newGitState(cfg.GitBin, cfg.Env),
-		ready:     make(chan struct{}),
+		cfg:      cfg,
+		log:      cfg.Logger,
+		tmux:     ts,
+		store:    cfg.Store,
+		bus:      cfg.Bus,
+		settings: filepath.Join(cfg.DataDir, datadir.Settings),
+		metrics:  cfg.Metrics,
+		registry: registry{sessions: map[string]*session{}, reserved: map[string]bool{}},
+		warner:   warner{log: cfg.Logger, warns: rate.NewLimiter(rate.Every(time.Second), 10)},
+		git:      newGitState(cfg.GitBin, cfg.Env),
+		ready:    make(chan struct{}),
 	}
+	a.in = &intake{a}
+	a.persist = &persister{Agent: a, persistCh: make(chan struct{}, 1), dirty: map[string]bool{}, deletes: map[string]bool{}}
+	a.hooks = &hookListener{a}
+	a.sig = &claudeSignals{a}
+	a.trs = &transcripts{Agent: a, tdirs: map[string]bool{}}
+	a.panes = &panes{a}
+	a.screen = &screens{a}
+	a.rec = &reconciler{Agent: a, reconcile: make(chan struct{}, 1)}
+	a.git.Agent = a
+	a.input = &inputGate{a}
+	a.views = &views{Agent: a, streams: term.NewRegistry(streamGrace)}
 	a.mux = a.newMux()
 	return a, nil
 }
 
-// warn logs a warning about untrusted input, at most about one a second
-// after a burst; the ones left out are counted in the next.
-func (a *Agent) warn(msg string, args ...any) {
-	if !a.warns.Allow() {
-		a.suppressed.Add(1)
-		return
-	}
-	if n := a.suppressed.Swap(0); n > 0 {
-		args = append(args, "suppressed_before", n)
-	}
-	a.log.Warn(msg, args...)
-}
-
 // Bus is where the agent publishes.
 func (a *Agent) Bus() *events.Bus { return a.bus }
-
-// TermStats is what the terminal streams did, for metrics.
-func (a *Agent) TermStats() metrics.TermStats {
-	return metrics.TermStats{Streams: a.streams.Count(), Bytes: a.termStats.Bytes.Load(), Redraws: a.termStats.Redraws.Load()}
-}
 
 // Roots are the directories the agent lists (Config.Roots, or the home).
 func (a *Agent) Roots() []string { return append([]string(nil), a.cfg.Roots...) }
@@ -302,7 +275,7 @@ func (a *Agent) Start(ctx context.Context) error {
 		return fmt.Errorf("hook socket: %w", err)
 	}
 
-	if err := a.restore(ctx); err != nil {
+	if err := a.rec.restore(ctx); err != nil {
 		ln.Close()
 		return err
 	}
@@ -312,19 +285,19 @@ func (a *Agent) Start(ctx context.Context) error {
 		ln.Close()
 		return fmt.Errorf("file watcher: %w", err)
 	}
-	a.twatch = tw
+	a.trs.twatch = tw
 
-	a.goLoop("hooks", func() { a.serveHooks(ln) })
-	a.goLoop("transcripts", a.watchTranscripts)
+	a.goLoop("hooks", func() { a.hooks.serveHooks(ln) })
+	a.goLoop("transcripts", a.trs.watchTranscripts)
 	a.goLoop("session-files", func() {
-		err := sessionfile.Watch(a.ctx, sessionfile.Dir(a.cfg.ClaudeDir), a.onSessionFile)
+		err := sessionfile.Watch(a.ctx, sessionfile.Dir(a.cfg.ClaudeDir), a.sig.onSessionFile)
 		if err != nil && a.ctx.Err() == nil {
 			a.log.Error("session file watcher stopped", "err", err)
 		}
 	})
-	a.goLoop("reconcile", a.reconcileLoop)
-	a.goLoop("persist", a.persistLoop)
-	a.goLoop("git", a.gitLoop)
+	a.goLoop("reconcile", a.rec.reconcileLoop)
+	a.goLoop("persist", a.persist.persistLoop)
+	a.goLoop("git", a.git.gitLoop)
 	a.goLoop("streams", func() {
 		t := time.NewTicker(10 * time.Second)
 		defer t.Stop()
@@ -333,7 +306,7 @@ func (a *Agent) Start(ctx context.Context) error {
 			case <-a.ctx.Done():
 				return
 			case now := <-t.C:
-				a.streams.Sweep(now)
+				a.views.streams.Sweep(now)
 			}
 		}
 	})
@@ -344,7 +317,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	})
 	// First reconciliation now: recreate what a dead tmux server lost,
 	// re-verify what was busy.
-	a.kickReconcile()
+	a.rec.kickReconcile()
 	return nil
 }
 
@@ -365,10 +338,10 @@ func (a *Agent) Close() error {
 		a.cancel()
 	}
 	a.g.Wait()
-	a.streams.Close()
-	if err := a.flush(context.Background()); err != nil {
+	a.views.streams.Close()
+	if err := a.persist.flush(context.Background()); err != nil {
 		a.mu.Lock()
-		n := len(a.dirty) + len(a.deletes)
+		n := len(a.persist.dirty) + len(a.persist.deletes)
 		a.mu.Unlock()
 		a.log.Error("database: session changes not saved at exit", "count", n, "err", err)
 		return err
@@ -383,7 +356,7 @@ func (a *Agent) Version(ctx context.Context) api.VersionInfo {
 	if tv, err := a.tmux.Version(ctx); err == nil {
 		v.Tmux = tv
 	}
-	if p := a.persistProblem(); p != "" {
+	if p := a.persist.persistProblem(); p != "" {
 		v.Problems = append(v.Problems, p)
 	}
 	return v
@@ -439,70 +412,3 @@ func (a *Agent) lookPath(bin string) (string, error) {
 
 // now is the agent's clock.
 func now() time.Time { return time.Now() }
-
-// apply folds one event into a session's state and publishes the result.
-// The caller holds a.mu.
-func (a *Agent) applyLocked(s *session, ev status.Event) {
-	prev, out := s.track(ev)
-	ns := s.st
-	// A held signal, or a dialog a hook announced, is settled by the screen.
-	if out.Recheck || out.Changed && ns.Status == api.StatusNeedsInput && ns.OnScreen == "" {
-		a.recheck(s)
-	}
-	if out.Wake > 0 {
-		a.wakeAfter(s.id, out.Wake)
-	}
-	if !out.Changed {
-		return
-	}
-	if prev != ns.Status {
-		a.log.Debug("status", "session", s.id, "from", prev, "to", ns.Status, "by", ev.Kind)
-		a.metrics.StatusChanged(ev.Kind.String(), string(ns.Status))
-	}
-	a.publishLocked(s, prev, out.Notify)
-}
-
-// wakeAfter sends the session a Tick after d, as the engine asked.
-func (a *Agent) wakeAfter(id string, d time.Duration) {
-	if a.ctx == nil {
-		return
-	}
-	a.goLoop("wake", func() {
-		select {
-		case <-a.ctx.Done():
-			return
-		case <-time.After(d):
-		}
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if s, ok := a.sessions[id]; ok {
-			a.applyLocked(s, status.Event{Kind: status.Tick})
-		}
-	})
-}
-
-// publishLocked publishes a session's current state. The caller holds a.mu.
-func (a *Agent) publishLocked(s *session, prev api.Status, notify bool) {
-	s.updated = now()
-	a.bus.Update(s.toAPI(), prev, notify)
-	a.markDirtyLocked(s.id)
-}
-
-// listenHooks opens the hook socket at path (mode 0600), removing a stale
-// socket file left by a daemon that died. The caller holds the data
-// directory's lock, so nothing alive can own the old file.
-func listenHooks(path string) (*net.UnixListener, error) {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		return nil, err
-	}
-	l.SetUnlinkOnClose(true)
-	if err := os.Chmod(path, 0o600); err != nil {
-		l.Close()
-		return nil, err
-	}
-	return l, nil
-}

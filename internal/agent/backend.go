@@ -36,6 +36,54 @@ func (a *Agent) newMux() *backend.Mux {
 	return m
 }
 
+// The operations the agent's parts answer.
+
+// SendText types text into a session (inputGate.SendText).
+func (a *Agent) SendText(ctx context.Context, req api.InputRequest) error {
+	return a.input.SendText(ctx, req)
+}
+
+// SendKeys presses named keys in a session (inputGate.SendKeys).
+func (a *Agent) SendKeys(ctx context.Context, req api.KeysRequest) error {
+	return a.input.SendKeys(ctx, req)
+}
+
+// Answer answers the dialog a session shows (inputGate.Answer).
+func (a *Agent) Answer(ctx context.Context, req api.AnswerRequest) (api.AnswerResult, error) {
+	return a.input.Answer(ctx, req)
+}
+
+// TerminalInput is told when a viewer typed into a session's terminal
+// (inputGate.TerminalInput).
+func (a *Agent) TerminalInput(id string) { a.input.TerminalInput(id) }
+
+// OpenTerminal attaches a viewer to a session's terminal
+// (views.OpenTerminal).
+func (a *Agent) OpenTerminal(ctx context.Context, id string, cols, rows int, resume string, offset uint64) (*term.Stream, uint64, bool, error) {
+	return a.views.OpenTerminal(ctx, id, cols, rows, resume, offset)
+}
+
+// Timeline returns the readable view of a session's transcript
+// (views.Timeline).
+func (a *Agent) Timeline(ctx context.Context, req api.SessionRef) (api.Timeline, error) {
+	return a.views.Timeline(ctx, req)
+}
+
+// Capture returns a session's screen (views.Capture).
+func (a *Agent) Capture(ctx context.Context, req api.CaptureRequest) (api.Screen, error) {
+	return a.views.Capture(ctx, req)
+}
+
+// GitStatus reads the git status of a session's folder (gitState.GitStatus).
+func (a *Agent) GitStatus(ctx context.Context, req api.SessionRef) (api.GitStatus, error) {
+	return a.git.GitStatus(ctx, req)
+}
+
+// GitDiff reads the diff of a session's folder (gitState.GitDiff).
+func (a *Agent) GitDiff(ctx context.Context, req api.GitDiffRequest) (api.GitDiff, error) {
+	return a.git.GitDiff(ctx, req)
+}
+
 // Mux is the agent's table of operations, which agentlink serves to the
 // hub (under the machine's policy).
 func (a *Agent) Mux() *backend.Mux { return a.mux }
@@ -74,4 +122,9 @@ func (t terminal) Read(ctx context.Context, offset uint64, max int) ([]byte, err
 		err = backend.ErrTermRedraw
 	}
 	return b, err
+}
+
+// Devices: an agent is one machine, with no hub in front of it.
+func (a *Agent) Devices(ctx context.Context) ([]api.Device, error) {
+	return []api.Device{}, nil
 }

@@ -1,15 +1,13 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 	"github.com/corral-dev/corral/internal/proc"
-	"github.com/corral-dev/corral/internal/tmux"
 )
 
 // External sessions are claude processes corral did not start, which report
@@ -23,21 +21,9 @@ type extTarget struct {
 	Pane   string `json:"pane"`
 }
 
-// externalLocked finds or creates the external session of the claude that
-// sent a delivery. The caller holds a.mu.
-func (a *Agent) externalLocked(h hook.Header, payload []byte) *session {
-	if h.ClaudePID <= 0 {
-		return nil
-	}
-	target := extTargetOf(h)
-	for _, s := range a.sessions {
-		if s.kind == api.KindExternal && s.claudePID == h.ClaudePID && (s.claudeStart == 0 || s.claudeStart == h.ClaudeStart) {
-			if target != nil {
-				s.ext = target
-			}
-			return s
-		}
-	}
+// externalDir is the folder a delivery of an external claude names, ""
+// if none. The payload is parsed before the lock is taken.
+func externalDir(payload []byte) string {
 	var p struct {
 		Cwd       string `json:"cwd"`
 		Workspace struct {
@@ -45,27 +31,13 @@ func (a *Agent) externalLocked(h hook.Header, payload []byte) *session {
 		} `json:"workspace"`
 	}
 	_ = json.Unmarshal(payload, &p)
-	dir := p.Cwd
-	if dir == "" {
-		dir = p.Workspace.CurrentDir
+	if p.Cwd != "" {
+		return p.Cwd
 	}
-	if dir == "" || !filepath.IsAbs(dir) {
-		return nil
-	}
-	s := &session{
-		id: newID(), name: a.uniqueNameLocked(sanitizeName(filepath.Base(dir))), dir: filepath.Clean(dir), kind: api.KindExternal,
-		created: now(), watching: map[int]bool{}, claudePID: h.ClaudePID, claudeStart: h.ClaudeStart, ext: target,
-	}
-	s.updated = s.created
-	s.st.Status = api.StatusIdle
-	a.sessions[s.id] = s
-	a.watchPIDLocked(s, s.claudePID)
-	a.publishLocked(s, "", false)
-	a.log.Info("watching a claude started outside corral", "id", s.id, "pid", s.claudePID, "dir", s.dir)
-	return s
+	return p.Workspace.CurrentDir
 }
 
-func extTargetOf(h hook.Header) *extTarget {
+func extTargetOf(h hookwire.Header) *extTarget {
 	if h.Tmux == "" || h.Pane == "" {
 		return nil
 	}
@@ -82,42 +54,34 @@ func externalAlive(s *session) bool {
 	return err == nil && proc.IsClaude(p) && (s.claudeStart == 0 || p.StartTime == s.claudeStart) && p.State != "Z"
 }
 
-// forget drops sessions that are gone for good (a closed pane, an external
-// claude that exited): from memory, the database and the event stream.
-func (a *Agent) forget(ctx context.Context, ids []string, why string) {
-	if len(ids) == 0 {
-		return
+// externalLocked finds or creates the external session of the claude that
+// sent a delivery; dir is the folder the delivery named (externalDir). The
+// caller holds a.mu.
+func (a *claudeSignals) externalLocked(h hookwire.Header, dir string) *session {
+	if h.ClaudePID <= 0 {
+		return nil
 	}
-	a.storeMu.Lock()
-	defer a.storeMu.Unlock()
-	for _, id := range ids {
-		a.mu.Lock()
-		s, ok := a.sessions[id]
-		delete(a.sessions, id)
-		delete(a.dirty, id)
-		a.mu.Unlock()
-		if !ok {
-			continue
+	target := extTargetOf(h)
+	for _, s := range a.sessions {
+		if s.kind == api.KindExternal && s.claudePID == h.ClaudePID && (s.claudeStart == 0 || s.claudeStart == h.ClaudeStart) {
+			if target != nil {
+				s.ext = target
+			}
+			return s
 		}
-		a.dropRecord(ctx, id)
-		a.bus.Remove(id)
-		a.log.Info("session "+why, "id", id, "name", s.name)
 	}
-}
-
-// terminal returns the tmux server and target that reach a session's pane.
-func (a *Agent) terminal(id string) (*tmux.Server, string, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s, err := a.getLocked(id)
-	if err != nil {
-		return nil, "", err
+	if dir == "" || !filepath.IsAbs(dir) {
+		return nil
 	}
-	if s.kind != api.KindExternal {
-		return a.tmux, s.id, nil
+	s := &session{
+		id: newID(), name: a.uniqueNameLocked(sanitizeName(filepath.Base(dir))), dir: filepath.Clean(dir), kind: api.KindExternal,
+		created: now(), watching: map[int]bool{}, claudePID: h.ClaudePID, claudeStart: h.ClaudeStart, ext: target,
 	}
-	if s.ext == nil {
-		return nil, "", api.Errorf(api.CodeConflict, "this claude runs outside tmux: corral can show its state but not type into it")
-	}
-	return tmux.New(s.ext.Socket, ""), s.ext.Pane, nil
+	s.updated = s.created
+	s.st.Status = api.StatusIdle
+	a.sessions[s.id] = s
+	a.panes.watchPIDLocked(s, s.claudePID)
+	a.in.publishLocked(s, "", false)
+	a.log.Info("watching a claude started outside corral", "id", s.id, "pid", s.claudePID, "dir", s.dir)
+	return s
 }

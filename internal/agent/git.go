@@ -38,6 +38,7 @@ const (
 // gitState is the agent's git: the runner, the kicks for the loop, and the
 // bound on git run for ops.
 type gitState struct {
+	*Agent
 	g *gitrepo.Git
 	// kicks carries session folders to refresh; fresh, summaries read by
 	// an op. Sends never block: on a full channel, overflow asks the loop
@@ -68,8 +69,48 @@ type gitResult struct {
 	failed bool
 }
 
+// gitKey is one tree's (or, before its tree is known, one folder's)
+// refresh schedule.
+type gitKey struct {
+	due     time.Time // when to run; zero: not pending
+	running bool
+	again   bool // kicked while running
+	last    time.Time
+	took    time.Duration
+}
+
+type gitDone struct {
+	key  string
+	res  []gitResult
+	took time.Duration
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func gitEqual(a, b *api.GitSummary) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// worktreeDirty is the refusal that names what would be lost.
+func worktreeDirty(w *api.SessionWorktree, files []string) error {
+	const show = 20
+	list := strings.Join(files[:min(len(files), show)], ", ")
+	if len(files) > show {
+		list += fmt.Sprintf(" and %d more", len(files)-show)
+	}
+	return api.Errorf(api.CodeWorktreeDirty, "the worktree %s has uncommitted changes or untracked files: %s; commit or stash them, kill without removing the worktree, or force", w.Path, list)
+}
+
 // gitKick asks for a refresh of a session's folder.
-func (a *Agent) gitKick(dir string) {
+func (a *gitState) gitKick(dir string) {
 	if dir == "" {
 		return
 	}
@@ -82,7 +123,7 @@ func (a *Agent) gitKick(dir string) {
 
 // gitHook kicks a refresh for the hooks after which files or the branch
 // may have changed.
-func (a *Agent) gitHook(id string, p hooks.Payload) {
+func (a *gitState) gitHook(id string, p hooks.Payload) {
 	switch p.HookEventName {
 	case hooks.EventStop, hooks.EventStopFailure, hooks.EventSubagentStop, hooks.EventSessionStart:
 	case hooks.EventPostToolUse, hooks.EventPostToolUseFailure:
@@ -103,132 +144,18 @@ func (a *Agent) gitHook(id string, p hooks.Payload) {
 	a.gitKick(dir)
 }
 
-// gitKey is one tree's (or, before its tree is known, one folder's)
-// refresh schedule.
-type gitKey struct {
-	due     time.Time // when to run; zero: not pending
-	running bool
-	again   bool // kicked while running
-	last    time.Time
-	took    time.Duration
-}
-
 // gitLoop owns the refreshes: it maps folders to trees, schedules, runs at
 // most gitRefreshers at once, and applies what they read.
-func (a *Agent) gitLoop() {
-	// top maps a session folder to its tree's top ("" once seen to be in
-	// none); keys are trees, or folders whose tree is not known yet.
-	top := map[string]string{}
-	keys := map[string]*gitKey{}
-	done := make(chan gitDone, gitRefreshers)
-	running := 0
+func (a *gitState) gitLoop() {
+	q := &gitSched{a: a, top: map[string]string{}, keys: map[string]*gitKey{}, done: make(chan gitDone, gitRefreshers)}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 
-	keyOf := func(dir string) string {
-		if t := top[dir]; t != "" {
-			return t
-		}
-		return dir
-	}
-	schedule := func(key string, at time.Time) {
-		k := keys[key]
-		if k == nil {
-			k = &gitKey{}
-			keys[key] = k
-		}
-		if k.running {
-			k.again = true
-			return
-		}
-		gap := min(max(gitGap, gitSlowFactor*k.took), gitMaxGap)
-		if !k.last.IsZero() {
-			at = maxTime(at, k.last.Add(gap))
-		}
-		if k.due.IsZero() || at.Before(k.due) {
-			k.due = at
-		}
-	}
-	kickAll := func() {
-		a.mu.Lock()
-		dirs := make([]string, 0, len(a.sessions))
-		for _, s := range a.sessions {
-			dirs = append(dirs, s.dir)
-		}
-		a.mu.Unlock()
-		for _, d := range dirs {
-			schedule(keyOf(d), time.Now())
-		}
-	}
-	// dirsOf lists the session folders a key covers now.
-	dirsOf := func(key string) []string {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		seen := map[string]bool{}
-		var out []string
-		for _, s := range a.sessions {
-			if !seen[s.dir] && (s.dir == key || top[s.dir] == key) {
-				seen[s.dir] = true
-				out = append(out, s.dir)
-			}
-		}
-		return out
-	}
-	apply := func(res []gitResult) {
-		for _, r := range res {
-			if r.failed {
-				continue
-			}
-			if old := top[r.dir]; old != r.top {
-				top[r.dir] = r.top
-			}
-		}
-		a.applyGit(res)
-		// Forget folders no session is in any more.
-		a.mu.Lock()
-		live := map[string]bool{}
-		for _, s := range a.sessions {
-			live[s.dir] = true
-		}
-		a.mu.Unlock()
-		for d := range top {
-			if !live[d] {
-				delete(top, d)
-			}
-		}
-	}
-
-	kickAll()
+	q.kickAll()
 	for {
-		// Start what is due, as far as the bound allows.
-		now := time.Now()
-		next := time.Time{}
-		for key, k := range keys {
-			if k.due.IsZero() || k.running {
-				continue
-			}
-			if k.due.After(now) || running == gitRefreshers {
-				if next.IsZero() || k.due.Before(next) {
-					next = k.due
-				}
-				continue
-			}
-			dirs := dirsOf(key)
-			k.due = time.Time{}
-			if len(dirs) == 0 {
-				delete(keys, key)
-				continue
-			}
-			started := a.g.Go(func() {
-				start := time.Now()
-				res := a.readGit(a.ctx, dirs)
-				done <- gitDone{key: key, res: res, took: time.Since(start)}
-			})
-			if !started {
-				return // the agent is stopping
-			}
-			k.running = true
-			running++
+		next, ok := q.startDue()
+		if !ok {
+			return // the agent is stopping
 		}
 		if !next.IsZero() {
 			timer.Reset(max(time.Until(next), time.Millisecond))
@@ -241,56 +168,176 @@ func (a *Agent) gitLoop() {
 			// waits for them (done has room for each).
 			return
 		case dir := <-a.git.kicks:
-			schedule(keyOf(dir), time.Now().Add(gitDebounce))
+			q.schedule(q.keyOf(dir), time.Now().Add(gitDebounce))
 		case r := <-a.git.fresh:
-			apply([]gitResult{r})
-			if k := keys[r.top]; k != nil && !k.running {
+			q.apply([]gitResult{r})
+			if k := q.keys[r.top]; k != nil && !k.running {
 				k.last = time.Now()
 			}
-		case d := <-done:
-			running--
-			k := keys[d.key]
-			k.running, k.last, k.took = false, time.Now(), d.took
-			again := k.again
-			k.again = false
-			apply(d.res)
-			for _, r := range d.res {
-				if r.top != "" && keys[r.top] == nil {
-					keys[r.top] = &gitKey{last: k.last, took: k.took}
-				}
-			}
-			if t := top[d.key]; t != "" && t != d.key {
-				// A folder's own key, until its tree was known.
-				delete(keys, d.key)
-				if again {
-					schedule(t, time.Now().Add(gitDebounce))
-				}
-			} else if again {
-				schedule(d.key, time.Now().Add(gitDebounce))
-			}
+		case d := <-q.done:
+			q.finished(d)
 		case <-timer.C:
 		}
 		if a.git.overflow.Swap(false) {
-			kickAll()
+			q.kickAll()
 		}
 	}
 }
 
-type gitDone struct {
-	key  string
-	res  []gitResult
-	took time.Duration
+// gitSched is gitLoop's schedule, owned by its goroutine.
+type gitSched struct {
+	a *gitState
+	// top maps a session folder to its tree's top ("" once seen to be in
+	// none); keys are trees, or folders whose tree is not known yet.
+	top     map[string]string
+	keys    map[string]*gitKey
+	done    chan gitDone
+	running int
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+func (q *gitSched) keyOf(dir string) string {
+	if t := q.top[dir]; t != "" {
+		return t
 	}
-	return b
+	return dir
+}
+
+func (q *gitSched) schedule(key string, at time.Time) {
+	k := q.keys[key]
+	if k == nil {
+		k = &gitKey{}
+		q.keys[key] = k
+	}
+	if k.running {
+		k.again = true
+		return
+	}
+	gap := min(max(gitGap, gitSlowFactor*k.took), gitMaxGap)
+	if !k.last.IsZero() {
+		at = maxTime(at, k.last.Add(gap))
+	}
+	if k.due.IsZero() || at.Before(k.due) {
+		k.due = at
+	}
+}
+
+func (q *gitSched) kickAll() {
+	a := q.a
+	a.mu.Lock()
+	dirs := make([]string, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		dirs = append(dirs, s.dir)
+	}
+	a.mu.Unlock()
+	for _, d := range dirs {
+		q.schedule(q.keyOf(d), time.Now())
+	}
+}
+
+// dirsOf lists the session folders a key covers now.
+func (q *gitSched) dirsOf(key string) []string {
+	a := q.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range a.sessions {
+		if !seen[s.dir] && (s.dir == key || q.top[s.dir] == key) {
+			seen[s.dir] = true
+			out = append(out, s.dir)
+		}
+	}
+	return out
+}
+
+func (q *gitSched) apply(res []gitResult) {
+	a := q.a
+	for _, r := range res {
+		if r.failed {
+			continue
+		}
+		if old := q.top[r.dir]; old != r.top {
+			q.top[r.dir] = r.top
+		}
+	}
+	a.applyGit(res)
+	// Forget folders no session is in any more.
+	a.mu.Lock()
+	live := map[string]bool{}
+	for _, s := range a.sessions {
+		live[s.dir] = true
+	}
+	a.mu.Unlock()
+	for d := range q.top {
+		if !live[d] {
+			delete(q.top, d)
+		}
+	}
+}
+
+// startDue starts what is due, as far as the bound allows, and says when
+// the next is due (zero: none). It reports false if the agent is stopping.
+func (q *gitSched) startDue() (time.Time, bool) {
+	a := q.a
+	now := time.Now()
+	next := time.Time{}
+	for key, k := range q.keys {
+		if k.due.IsZero() || k.running {
+			continue
+		}
+		if k.due.After(now) || q.running == gitRefreshers {
+			if next.IsZero() || k.due.Before(next) {
+				next = k.due
+			}
+			continue
+		}
+		dirs := q.dirsOf(key)
+		k.due = time.Time{}
+		if len(dirs) == 0 {
+			delete(q.keys, key)
+			continue
+		}
+		started := a.Agent.g.Go(func() {
+			start := time.Now()
+			res := a.readGit(a.ctx, dirs)
+			q.done <- gitDone{key: key, res: res, took: time.Since(start)}
+		})
+		if !started {
+			return time.Time{}, false
+		}
+		k.running = true
+		q.running++
+	}
+	return next, true
+}
+
+// finished applies what a refresh read, and schedules it again if it was
+// kicked meanwhile.
+func (q *gitSched) finished(d gitDone) {
+	q.running--
+	k := q.keys[d.key]
+	k.running, k.last, k.took = false, time.Now(), d.took
+	again := k.again
+	k.again = false
+	q.apply(d.res)
+	for _, r := range d.res {
+		if r.top != "" && q.keys[r.top] == nil {
+			q.keys[r.top] = &gitKey{last: k.last, took: k.took}
+		}
+	}
+	if t := q.top[d.key]; t != "" && t != d.key {
+		// A folder's own key, until its tree was known.
+		delete(q.keys, d.key)
+		if again {
+			q.schedule(t, time.Now().Add(gitDebounce))
+		}
+	} else if again {
+		q.schedule(d.key, time.Now().Add(gitDebounce))
+	}
 }
 
 // readGit reads the summary of each folder, one status per tree.
-func (a *Agent) readGit(ctx context.Context, dirs []string) []gitResult {
+func (a *gitState) readGit(ctx context.Context, dirs []string) []gitResult {
 	out := make([]gitResult, 0, len(dirs))
 	byTop := map[string]gitResult{}
 	for _, d := range dirs {
@@ -331,7 +378,7 @@ func (a *Agent) readGit(ctx context.Context, dirs []string) []gitResult {
 
 // applyGit sets what was read on the sessions in those folders, and
 // publishes the ones that changed.
-func (a *Agent) applyGit(res []gitResult) {
+func (a *gitState) applyGit(res []gitResult) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, r := range res {
@@ -355,21 +402,14 @@ func (a *Agent) applyGit(res []gitResult) {
 				continue
 			}
 			s.git = next
-			a.publishLocked(s, s.st.Status, false)
+			a.in.publishLocked(s, s.st.Status, false)
 		}
 	}
 }
 
-func gitEqual(a, b *api.GitSummary) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
 // gitFresh hands the loop a summary an op just read, so the rows show it
 // and the loop does not read it again at once.
-func (a *Agent) gitFresh(dir, top string, sum api.GitSummary) {
+func (a *gitState) gitFresh(dir, top string, sum api.GitSummary) {
 	select {
 	case a.git.fresh <- gitResult{dir: dir, top: top, sum: &sum}:
 	default:
@@ -377,7 +417,7 @@ func (a *Agent) gitFresh(dir, top string, sum api.GitSummary) {
 }
 
 // gitOp takes one of the slots of git ops, waiting as long as ctx lets it.
-func (a *Agent) gitOp(ctx context.Context) (func(), error) {
+func (a *gitState) gitOp(ctx context.Context) (func(), error) {
 	select {
 	case a.git.ops <- struct{}{}:
 		return func() { <-a.git.ops }, nil
@@ -387,7 +427,7 @@ func (a *Agent) gitOp(ctx context.Context) (func(), error) {
 }
 
 // gitRepo opens the working tree of a session's folder.
-func (a *Agent) gitRepo(ctx context.Context, id string) (string, gitrepo.Repo, error) {
+func (a *gitState) gitRepo(ctx context.Context, id string) (string, gitrepo.Repo, error) {
 	a.mu.Lock()
 	s, err := a.getLocked(id)
 	dir := ""
@@ -410,7 +450,7 @@ func (a *Agent) gitRepo(ctx context.Context, id string) (string, gitrepo.Repo, e
 
 // GitStatus reads the git status of a session's folder, with line counts,
 // and refreshes the session's summary with it.
-func (a *Agent) GitStatus(ctx context.Context, req api.SessionRef) (api.GitStatus, error) {
+func (a *gitState) GitStatus(ctx context.Context, req api.SessionRef) (api.GitStatus, error) {
 	release, err := a.gitOp(ctx)
 	if err != nil {
 		return api.GitStatus{}, err
@@ -430,7 +470,7 @@ func (a *Agent) GitStatus(ctx context.Context, req api.SessionRef) (api.GitStatu
 }
 
 // GitDiff reads the diff of a session's folder.
-func (a *Agent) GitDiff(ctx context.Context, req api.GitDiffRequest) (api.GitDiff, error) {
+func (a *gitState) GitDiff(ctx context.Context, req api.GitDiffRequest) (api.GitDiff, error) {
 	if err := gitrepo.CheckPath(req.Path); err != nil {
 		return api.GitDiff{}, err
 	}
@@ -448,7 +488,7 @@ func (a *Agent) GitDiff(ctx context.Context, req api.GitDiffRequest) (api.GitDif
 
 // makeWorktree makes the worktree a create asks for, in the repository
 // that dir is in; the session starts in it.
-func (a *Agent) makeWorktree(ctx context.Context, dir string, nw *api.NewWorktree) (*api.SessionWorktree, error) {
+func (a *gitState) makeWorktree(ctx context.Context, dir string, nw *api.NewWorktree) (*api.SessionWorktree, error) {
 	release, err := a.gitOp(ctx)
 	if err != nil {
 		return nil, err
@@ -476,7 +516,7 @@ func (a *Agent) makeWorktree(ctx context.Context, dir string, nw *api.NewWorktre
 
 // undoWorktree takes back a worktree made for a session that then could
 // not start: nothing was done in it, so its folder and branch go.
-func (a *Agent) undoWorktree(w *api.SessionWorktree) {
+func (a *gitState) undoWorktree(w *api.SessionWorktree) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := a.git.g.RemoveWorktree(ctx, *w, true); err != nil {
@@ -491,7 +531,7 @@ func (a *Agent) undoWorktree(w *api.SessionWorktree) {
 // checkRemoveWorktree says whether killing a session may remove its
 // worktree: one corral made, that no other session runs in, and (unless
 // force) with nothing in it that would be lost.
-func (a *Agent) checkRemoveWorktree(ctx context.Context, id string, force bool) (*api.SessionWorktree, error) {
+func (a *gitState) checkRemoveWorktree(ctx context.Context, id string, force bool) (*api.SessionWorktree, error) {
 	a.mu.Lock()
 	s, err := a.getLocked(id)
 	if err != nil {
@@ -532,18 +572,8 @@ func (a *Agent) checkRemoveWorktree(ctx context.Context, id string, force bool) 
 	return w, nil
 }
 
-// worktreeDirty is the refusal that names what would be lost.
-func worktreeDirty(w *api.SessionWorktree, files []string) error {
-	const show = 20
-	list := strings.Join(files[:min(len(files), show)], ", ")
-	if len(files) > show {
-		list += fmt.Sprintf(" and %d more", len(files)-show)
-	}
-	return api.Errorf(api.CodeWorktreeDirty, "the worktree %s has uncommitted changes or untracked files: %s; commit or stash them, kill without removing the worktree, or force", w.Path, list)
-}
-
 // removeWorktree removes a killed session's worktree.
-func (a *Agent) removeWorktree(w *api.SessionWorktree, force bool) error {
+func (a *gitState) removeWorktree(w *api.SessionWorktree, force bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := a.git.g.RemoveWorktree(ctx, *w, force); err != nil {

@@ -21,7 +21,7 @@ import (
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/testkit/testio"
 )
@@ -261,12 +261,12 @@ func describe(evs []api.Event) string {
 func (r *rig) hookSocket() string { return datadir.Socket(r.dataDir, datadir.HookSocket) }
 
 // header is a hook header for a delivery from session id.
-func header(id string) hook.Header {
-	return hook.Header{Kind: hook.KindHook, At: time.Now().UnixNano(), PID: os.Getpid(), PPID: os.Getppid(), Session: id}
+func header(id string) hookwire.Header {
+	return hookwire.Header{Kind: hookwire.KindHook, At: time.Now().UnixNano(), PID: os.Getpid(), PPID: os.Getppid(), Session: id}
 }
 
 // sendHook delivers a payload the way `corral hook` does.
-func (r *rig) sendHook(h hook.Header, payload any) {
+func (r *rig) sendHook(h hookwire.Header, payload any) {
 	r.t.Helper()
 	b, ok := payload.([]byte)
 	if !ok {
@@ -275,12 +275,12 @@ func (r *rig) sendHook(h hook.Header, payload any) {
 			r.t.Fatal(err)
 		}
 	}
-	if err := hook.Send(r.hookSocket(), h, b, 2*time.Second); err != nil {
-		r.t.Fatalf("hook.Send: %v", err)
+	if err := hookwire.Send(r.hookSocket(), h, b, 2*time.Second); err != nil {
+		r.t.Fatalf("hookwire.Send: %v", err)
 	}
 }
 
-// deliverAndWait delivers raw bytes on the hook socket (hook.Send's wire
+// deliverAndWait delivers raw bytes on the hook socket (hookwire.Send's wire
 // format: a header line, then the payload) and returns once the agent has
 // handled them and closed the connection. It lets a test check that a
 // delivery changed nothing without sleeping.
@@ -303,7 +303,7 @@ func (r *rig) deliverAndWait(raw []byte) {
 	}
 }
 
-func rawDelivery(t *testing.T, h hook.Header, payload []byte) []byte {
+func rawDelivery(t *testing.T, h hookwire.Header, payload []byte) []byte {
 	t.Helper()
 	hb, err := json.Marshal(h)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 )
 
 type payload map[string]any
@@ -132,7 +132,7 @@ func TestHookBadDeliveriesChangeNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	withTmux := func(tmuxVar, pane string) hook.Header {
+	withTmux := func(tmuxVar, pane string) hookwire.Header {
 		h := header(s.ID)
 		h.Tmux, h.Pane = tmuxVar, pane
 		return h
@@ -140,7 +140,7 @@ func TestHookBadDeliveriesChangeNothing(t *testing.T) {
 	truncated := header(s.ID)
 	truncated.Truncated = true
 	statusLine := header(s.ID)
-	statusLine.Kind = hook.KindStatusLine
+	statusLine.Kind = hookwire.KindStatusLine
 
 	bad := []struct {
 		name string
@@ -152,7 +152,7 @@ func TestHookBadDeliveriesChangeNothing(t *testing.T) {
 		{"unknown event", rawDelivery(t, header(s.ID), []byte(`{"session_id":"c1","hook_event_name":"NoSuchEvent"}`))},
 		{"garbage header", []byte("this is not a header\n" + string(good))},
 		{"no newline after the header", []byte(`{"kind":"hook"`)},
-		{"unknown kind", rawDelivery(t, hook.Header{Kind: "bogus", Session: s.ID}, good)},
+		{"unknown kind", rawDelivery(t, hookwire.Header{Kind: "bogus", Session: s.ID}, good)},
 		{"empty delivery", nil},
 		{"no session", rawDelivery(t, header(""), good)},
 		{"unknown session", rawDelivery(t, header("nosuchsession"), good)},
@@ -182,7 +182,7 @@ func TestStatusLineDelivery(t *testing.T) {
 	s := r.shell("")
 	w := r.watch()
 	h := header(s.ID)
-	h.Kind = hook.KindStatusLine
+	h.Kind = hookwire.KindStatusLine
 	r.sendHook(h, payload{
 		"session_id":     "c1",
 		"model":          payload{"id": "claude-test-1", "display_name": "Test One"},

@@ -14,14 +14,14 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 )
 
 // handlers counts the goroutines reading a hook delivery now.
 func handlers() int {
 	buf := make([]byte, 4<<20)
 	buf = buf[:runtime.Stack(buf, true)]
-	return strings.Count(string(buf), "agent.(*Agent).handleHookConn(")
+	return strings.Count(string(buf), "agent.(*hookListener).handleHookConn(")
 }
 
 // TestHookSocketBounds: a delivery over the size limit is not read beyond
@@ -50,7 +50,7 @@ func TestHookSocketBounds(t *testing.T) {
 	// (one connection at a time here), published nothing.
 	w := r.watch()
 	cut := append([]byte(`{"session_id":"c1","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/x","content":"`),
-		bytes.Repeat([]byte("y"), hook.MaxPayload)...)[:hook.MaxPayload]
+		bytes.Repeat([]byte("y"), hookwire.MaxPayload)...)[:hookwire.MaxPayload]
 	h := header(s.ID)
 	h.Truncated = true
 	r.sendHook(h, cut)

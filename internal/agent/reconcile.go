@@ -16,91 +16,101 @@ import (
 	"github.com/corral-dev/corral/internal/tmux"
 )
 
+// reconciler compares what corral believes with what tmux and /proc say,
+// brings back what a dead tmux server lost, restores sessions at start and
+// takes in panes the database does not know (adopt.go).
+type reconciler struct {
+	*Agent
+	reconcile chan struct{}
+	// adopted: the tmux sessions the database did not know were taken in.
+	adopted bool
+}
+
 // startGrace is how long a freshly launched claude may take before a pane
 // without a claude process counts as exited.
 const startGrace = 15 * time.Second
 
-// watchPIDLocked arranges for a process's exit to trigger a reconciliation.
-// Exit notices come from pidfds through Go's netpoller: no polling and no
-// thread per process.
-func (a *Agent) watchPIDLocked(s *session, pid int) {
-	if pid <= 0 || s.watching[pid] || a.ctx == nil {
-		return
-	}
-	w, err := proc.OpenExit(pid)
-	if err != nil {
-		a.log.Debug("cannot watch process", "pid", pid, "err", err)
-		return
-	}
-	id := s.id
-	if !a.goLoop("exit-watch", func() {
-		if w.Wait(a.ctx) {
-			a.onExit(id, pid)
+// probesLocked sorts the sessions by what tmux listed (alive, at
+// listedAt): the ones whose pane is gone, the ones lost with their server,
+// and the ones to look at. The caller holds a.mu.
+func (a *reconciler) probesLocked(alive map[string]tmux.SessionInfo, listedAt time.Time) (gone []string, lost []*session, probes []probe) {
+	for _, s := range a.sessions {
+		if s.kind == api.KindExternal {
+			probes = append(probes, probe{id: s.id, external: true, s: *s})
+			continue
 		}
-	}) {
-		w.Wait(a.ctx) // stopping: a.ctx has ended, this releases the pidfd
-		return
+		info, ok := alive[s.id]
+		if !ok && s.launchedAt.After(listedAt) {
+			continue
+		}
+		if !ok {
+			if s.lost {
+				// Its server died and bringing it back failed: try again
+				// rather than take it for closed.
+				lost = append(lost, s)
+			} else {
+				gone = append(gone, s.id)
+			}
+			continue
+		}
+		if info.Pane.PID != s.panePID && info.Pane.PID > 0 {
+			s.panePID = info.Pane.PID
+			a.panes.watchPIDLocked(s, info.Pane.PID)
+		}
+		s.paneID = info.Pane.ID
+		if s.kind == api.KindClaude {
+			probes = append(probes, probe{id: s.id, s: *s})
+		}
 	}
-	s.watching[pid] = true
+	return gone, lost, probes
 }
 
-func (a *Agent) onExit(id string, pid int) {
-	a.mu.Lock()
-	s, ok := a.sessions[id]
-	if ok && s.kind == api.KindExternal {
-		a.mu.Unlock()
-		if pid == s.claudePID {
-			a.forget(a.ctx, []string{id}, "ended (claude started outside corral exited)")
-		}
-		return
-	}
-	if ok {
-		delete(s.watching, pid)
-		if pid == s.claudePID {
-			s.claudePID = 0
-			prev, out := s.track(status.Event{Kind: status.ClaudeExited})
-			// Publish even when SessionEnd already said exited: the pid changed.
-			a.publishLocked(s, prev, out.Notify)
-		}
-	}
-	a.mu.Unlock()
-	a.kickReconcile()
+// probe is what reconciliation found out about one session, away from the
+// agent's lock.
+type probe struct {
+	id       string
+	external bool
+	// s is a copy of the session when it was looked at.
+	s session
+	// running: claude lives in the pane (pid its pid); check is what
+	// re-verification needs; verify: the state needs it.
+	running bool
+	pid     int
+	verify  bool
+	check   verifyCheck
+	// screen is a read of the screen, for a state a dialog may explain.
+	screen   screenView
+	screened bool
+	// read: the transcript should be read (claude found, none followed).
+	read bool
 }
 
-// watchServer watches the tmux server process, so that its death is
-// noticed at once and the sessions are brought back.
-func (a *Agent) watchServer() {
-	if a.ctx == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(a.ctx, 5*time.Second)
-	defer cancel()
-	pid, err := a.tmux.ServerPID(ctx)
-	if err != nil {
-		return
-	}
-	a.mu.Lock()
-	if a.serverPID == pid {
-		a.mu.Unlock()
-		return
-	}
-	a.serverPID = pid
-	a.mu.Unlock()
-	w, err := proc.OpenExit(pid)
-	if err != nil {
-		return
-	}
-	if !a.goLoop("server-watch", func() {
-		if w.Wait(a.ctx) {
-			a.log.Warn("tmux server exited", "pid", pid)
-			a.kickReconcile()
-		}
-	}) {
-		w.Wait(a.ctx) // stopping: releases the pidfd
-	}
+// verifyCheck is a status.Check and the conversation id the file named.
+type verifyCheck struct {
+	status.Check
+	SessionID string
 }
 
-func (a *Agent) kickReconcile() {
+// withoutResume drops a --resume/-r/--continue/-c from extra claude
+// arguments: a recreated session resumes its own conversation.
+func withoutResume(args []string) []string {
+	out := args[:0:0]
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "--resume", "-r":
+			if i+1 < len(args) && len(args[i+1]) > 0 && args[i+1][0] != '-' {
+				i++
+			}
+			continue
+		case "--continue", "-c":
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+func (a *reconciler) kickReconcile() {
 	select {
 	case a.reconcile <- struct{}{}:
 	default:
@@ -109,7 +119,7 @@ func (a *Agent) kickReconcile() {
 
 // reconcileLoop compares what corral believes with what tmux and /proc say:
 // on every process exit, and once every SafetyPoll as a safety net.
-func (a *Agent) reconcileLoop() {
+func (a *reconciler) reconcileLoop() {
 	t := time.NewTicker(a.cfg.SafetyPoll)
 	defer t.Stop()
 	for {
@@ -125,7 +135,7 @@ func (a *Agent) reconcileLoop() {
 	}
 }
 
-func (a *Agent) reconcileOnce() error {
+func (a *reconciler) reconcileOnce() error {
 	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
 	defer cancel()
 	// Only tmux's own "no server" means the sessions are gone. Any other
@@ -154,7 +164,7 @@ func (a *Agent) reconcileOnce() error {
 	if !up {
 		return a.recreateAll(ctx)
 	}
-	a.watchServer()
+	a.panes.watchServer()
 	// Panes the database does not know (it was lost): taken in before the
 	// round below verifies them; they are in the list already.
 	a.adoptOnce(ctx)
@@ -166,42 +176,13 @@ func (a *Agent) reconcileOnce() error {
 	// What to look at, under the lock; the looking (/proc, Claude's files,
 	// the screen) without it; what it found, under the lock again.
 	a.mu.Lock()
-	var gone, ended []string
-	var lost []*session
-	var probes []probe
-	for _, s := range a.sessions {
-		if s.kind == api.KindExternal {
-			probes = append(probes, probe{id: s.id, external: true, s: *s})
-			continue
-		}
-		info, ok := alive[s.id]
-		if !ok && s.launchedAt.After(listedAt) {
-			continue
-		}
-		if !ok {
-			if s.lost {
-				// Its server died and bringing it back failed: try again
-				// rather than take it for closed.
-				lost = append(lost, s)
-			} else {
-				gone = append(gone, s.id)
-			}
-			continue
-		}
-		if info.Pane.PID != s.panePID && info.Pane.PID > 0 {
-			s.panePID = info.Pane.PID
-			a.watchPIDLocked(s, info.Pane.PID)
-		}
-		s.paneID = info.Pane.ID
-		if s.kind == api.KindClaude {
-			probes = append(probes, probe{id: s.id, s: *s})
-		}
-	}
+	gone, lost, probes := a.probesLocked(alive, listedAt)
 	a.mu.Unlock()
 	for i := range probes {
 		a.look1(ctx, &probes[i])
 	}
 	a.mu.Lock()
+	var ended, watch []string
 	for _, p := range probes {
 		s, ok := a.sessions[p.id]
 		if !ok {
@@ -211,17 +192,20 @@ func (a *Agent) reconcileOnce() error {
 			if !p.running {
 				ended = append(ended, p.id)
 			} else if p.verify {
-				a.watchPIDLocked(s, s.claudePID)
-				a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
+				a.panes.watchPIDLocked(s, s.claudePID)
+				a.in.applyLocked(s, status.Signal{Kind: status.Verified, Check: p.check.Check})
 			}
 			continue
 		}
-		a.settleLocked(s, p)
+		watch = append(watch, a.settleLocked(s, p))
 	}
 	a.mu.Unlock()
+	for _, d := range watch {
+		a.trs.watchDir(d)
+	}
 	for _, p := range probes {
 		if p.read {
-			a.readTranscript(p.id)
+			a.trs.readTranscript(p.id)
 		}
 	}
 	// A pane that ended while the server lives was closed by the person.
@@ -233,29 +217,9 @@ func (a *Agent) reconcileOnce() error {
 	return nil
 }
 
-// probe is what reconciliation found out about one session, away from the
-// agent's lock.
-type probe struct {
-	id       string
-	external bool
-	// s is a copy of the session when it was looked at.
-	s session
-	// running: claude lives in the pane (pid its pid); check is what
-	// re-verification needs; verify: the state needs it.
-	running bool
-	pid     int
-	verify  bool
-	check   verifyCheck
-	// screen is a read of the screen, for a state a dialog may explain.
-	screen   screenView
-	screened bool
-	// read: the transcript should be read (claude found, none followed).
-	read bool
-}
-
 // look1 finds claude in a session's pane and, for states that could not be
 // trusted, what its session file, transcript and screen say.
-func (a *Agent) look1(ctx context.Context, p *probe) {
+func (a *reconciler) look1(ctx context.Context, p *probe) {
 	s := &p.s
 	if p.external {
 		p.running = externalAlive(s)
@@ -282,15 +246,16 @@ func (a *Agent) look1(ctx context.Context, p *probe) {
 		// A dialog explains needs-input, and startup dialogs come before
 		// any file: look before trusting the files.
 		if p.running && s.kind != api.KindExternal || s.ext != nil {
-			if v, err := a.look(ctx, s.id); err == nil {
+			if v, err := a.screen.look(ctx, s.id); err == nil {
 				p.screen, p.screened = v, true
 			}
 		}
 	}
 }
 
-// settleLocked applies what a probe found. The caller holds a.mu.
-func (a *Agent) settleLocked(s *session, p probe) {
+// settleLocked applies what a probe found, and returns a transcript
+// directory to watch (transcripts.watchDir). The caller holds a.mu.
+func (a *reconciler) settleLocked(s *session, p probe) (watch string) {
 	if !p.running {
 		if s.claudePID != 0 && s.claudePID == p.s.claudePID {
 			s.claudePID = 0
@@ -298,25 +263,25 @@ func (a *Agent) settleLocked(s *session, p probe) {
 	} else if s.claudePID != p.pid {
 		s.claudePID = p.pid
 		if s.st.Status == api.StatusExited {
-			a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+			a.in.applyLocked(s, status.Signal{Kind: status.ClaudeStarted})
 		}
 	}
 	if p.running {
-		a.watchPIDLocked(s, s.claudePID)
+		a.panes.watchPIDLocked(s, s.claudePID)
 		if s.tr == nil {
-			a.ensureTranscriptLocked(s)
+			watch = a.trs.ensureTranscriptLocked(s)
 			p.read = s.tr != nil
 		}
 	}
 	if p.screened && s.st.Status != api.StatusExited {
-		a.observeLocked(s, p.screen)
+		a.screen.observeLocked(s, p.screen)
 	}
 	switch s.st.Status {
 	case api.StatusUnknown, api.StatusNeedsInput:
 		if p.check.SessionID != "" {
 			s.st.ClaudeSessionID = p.check.SessionID
 		}
-		a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
+		a.in.applyLocked(s, status.Signal{Kind: status.Verified, Check: p.check.Check})
 	case api.StatusStarting:
 		switch {
 		case p.running:
@@ -335,21 +300,22 @@ func (a *Agent) settleLocked(s *session, p probe) {
 			if p.check.SessionID != "" {
 				s.st.ClaudeSessionID = p.check.SessionID
 			}
-			a.applyLocked(s, status.Event{Kind: status.Verified, Check: p.check.Check})
+			a.in.applyLocked(s, status.Signal{Kind: status.Verified, Check: p.check.Check})
 		case time.Since(s.launchedAt) > startGrace:
-			a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
+			a.in.applyLocked(s, status.Signal{Kind: status.ClaudeExited})
 		}
 	case api.StatusExited:
 	default:
 		if !p.running {
-			a.applyLocked(s, status.Event{Kind: status.ClaudeExited})
+			a.in.applyLocked(s, status.Signal{Kind: status.ClaudeExited})
 		}
 	}
+	return watch
 }
 
 // checkOf gathers what re-verification needs of a live claude: what its
 // session file says, and whether the transcript's last turn ended.
-func (a *Agent) checkOf(s *session, pid int) verifyCheck {
+func (a *reconciler) checkOf(s *session, pid int) verifyCheck {
 	var c verifyCheck
 	c.ClaudeRunning = true
 	path := filepath.Join(sessionfile.Dir(a.cfg.ClaudeDir), strconv.Itoa(pid)+".json")
@@ -365,15 +331,9 @@ func (a *Agent) checkOf(s *session, pid int) verifyCheck {
 	return c
 }
 
-// verifyCheck is a status.Check and the conversation id the file named.
-type verifyCheck struct {
-	status.Check
-	SessionID string
-}
-
 // recreateAll brings sessions back after the tmux server died or the
 // machine rebooted: each in its directory, Claude resuming its conversation.
-func (a *Agent) recreateAll(ctx context.Context) error {
+func (a *reconciler) recreateAll(ctx context.Context) error {
 	a.mu.Lock()
 	var todo []*session
 	var ended []string
@@ -398,7 +358,7 @@ func (a *Agent) recreateAll(ctx context.Context) error {
 // recreate starts sessions again whose panes died with their server. A
 // session whose launch fails keeps its state and is marked lost, so the
 // next round tries again instead of taking it for closed.
-func (a *Agent) recreate(ctx context.Context, todo []*session) error {
+func (a *reconciler) recreate(ctx context.Context, todo []*session) error {
 	// A server that cannot be started now fails every launch alike.
 	if err := a.tmux.EnsureRunning(ctx); err != nil {
 		a.mu.Lock()
@@ -430,18 +390,18 @@ func (a *Agent) recreate(ctx context.Context, todo []*session) error {
 		// claude can come before it.
 		prev := s.st
 		if s.kind == api.KindClaude {
-			a.applyLocked(s, status.Event{Kind: status.Launched, ClaudeSessionID: resume})
+			a.in.applyLocked(s, status.Signal{Kind: status.Launched, ClaudeSessionID: resume})
 		}
 		s.args = withoutResume(s.args)
 		a.mu.Unlock()
-		if err := a.launch(ctx, s, resume, 0, 0); err != nil {
+		if err := a.panes.launch(ctx, s, resume, 0, 0); err != nil {
 			// No pane, no new claude: the session keeps the state it had.
 			a.mu.Lock()
 			s.lost = true
 			if s.kind == api.KindClaude {
 				cur := s.st.Status
 				s.st = prev
-				a.publishLocked(s, cur, false)
+				a.in.publishLocked(s, cur, false)
 			}
 			a.mu.Unlock()
 			errs = append(errs, fmt.Errorf("session %s: %w", s.id, err))
@@ -451,12 +411,12 @@ func (a *Agent) recreate(ctx context.Context, todo []*session) error {
 		s.lost = false
 		a.mu.Unlock()
 		if s.kind == api.KindClaude {
-			a.watchStartup(s.id)
+			a.screen.watchStartup(s.id)
 		}
 		if s.kind == api.KindShell {
 			// Its terminal was replaced: viewers should know.
 			a.mu.Lock()
-			a.publishLocked(s, s.st.Status, false)
+			a.in.publishLocked(s, s.st.Status, false)
 			a.mu.Unlock()
 		}
 		a.log.Info("session recreated", "id", s.id, "resume", resume)
@@ -464,29 +424,10 @@ func (a *Agent) recreate(ctx context.Context, todo []*session) error {
 	return errors.Join(errs...)
 }
 
-// withoutResume drops a --resume/-r/--continue/-c from extra claude
-// arguments: a recreated session resumes its own conversation.
-func withoutResume(args []string) []string {
-	out := args[:0:0]
-	for i := 0; i < len(args); i++ {
-		switch args[i] {
-		case "--resume", "-r":
-			if i+1 < len(args) && len(args[i+1]) > 0 && args[i+1][0] != '-' {
-				i++
-			}
-			continue
-		case "--continue", "-c":
-			continue
-		}
-		out = append(out, args[i])
-	}
-	return out
-}
-
 // restore loads sessions from the database at start. A session that was
 // busy becomes unknown until reconciliation verifies it; nothing here
 // notifies anyone.
-func (a *Agent) restore(ctx context.Context) error {
+func (a *reconciler) restore(ctx context.Context) error {
 	recs, err := a.store.Sessions(ctx)
 	if err != nil {
 		return fmt.Errorf("load sessions: %w", err)
@@ -500,19 +441,42 @@ func (a *Agent) restore(ctx context.Context) error {
 			dead = append(dead, s.id)
 			continue
 		}
-		s.track(status.Event{Kind: status.Restored})
+		s.track(status.Signal{Kind: status.Restored})
 		s.launchedAt = time.Now()
 		a.sessions[s.id] = s
 		list = append(list, s.toAPI())
-		a.markDirtyLocked(s.id)
+		a.persist.markDirtyLocked(s.id)
 	}
 	a.bus.Load(list)
 	a.mu.Unlock()
 	for _, id := range dead {
-		a.dropRecord(ctx, id)
+		a.persist.dropRecord(ctx, id)
 	}
 	if len(recs) > 0 {
 		a.log.Info("sessions restored", "count", len(recs))
 	}
 	return nil
+}
+
+// forget drops sessions that are gone for good (a closed pane, an external
+// claude that exited): from memory, the database and the event stream.
+func (a *reconciler) forget(ctx context.Context, ids []string, why string) {
+	if len(ids) == 0 {
+		return
+	}
+	a.persist.storeMu.Lock()
+	defer a.persist.storeMu.Unlock()
+	for _, id := range ids {
+		a.mu.Lock()
+		s, ok := a.sessions[id]
+		delete(a.sessions, id)
+		delete(a.persist.dirty, id)
+		a.mu.Unlock()
+		if !ok {
+			continue
+		}
+		a.persist.dropRecord(ctx, id)
+		a.bus.Remove(id)
+		a.log.Info("session "+why, "id", id, "name", s.name)
+	}
 }

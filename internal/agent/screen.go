@@ -11,6 +11,9 @@ import (
 	"github.com/corral-dev/corral/internal/tmux"
 )
 
+// screens reads sessions' screens and hands what they show to the intake.
+type screens struct{ *Agent }
+
 // The screen is the one signal that shows what a person would answer:
 // which dialog is open and what its options are. The agent reads it on
 // events (a hook, a session-file change, a key sent, a signal held back by
@@ -64,43 +67,6 @@ func (v screenView) question() string {
 // screenWait bounds one screen read.
 const screenWait = 5 * time.Second
 
-// look reads a session's screen. It does I/O; call it without a.mu.
-func (a *Agent) look(ctx context.Context, id string) (screenView, error) {
-	tm, target, err := a.terminal(id)
-	if err != nil {
-		return screenView{}, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, screenWait)
-	defer cancel()
-	// With escapes: the question on screen of several is marked by colour.
-	text, err := tm.Capture(ctx, target, tmux.CaptureOptions{Escapes: true})
-	if err != nil {
-		return screenView{}, a.tmuxErr(err)
-	}
-	return readScreen(text), nil
-}
-
-// observe folds what a screen read showed into the session's state.
-func (a *Agent) observe(id string, v screenView) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s, ok := a.sessions[id]; ok {
-		a.observeLocked(s, v)
-	}
-}
-
-// observeLocked is observe with a.mu held.
-func (a *Agent) observeLocked(s *session, v screenView) {
-	if s.kind == api.KindShell {
-		return
-	}
-	if v.dialog == nil {
-		a.applyLocked(s, status.Event{Kind: status.ScreenClear, Screen: status.ScreenState{InputBox: v.input, Busy: v.busy}})
-		return
-	}
-	a.applyLocked(s, status.Event{Kind: status.ScreenDialog, Fingerprint: v.fp, Dialog: waitingOf(v)})
-}
-
 // waitingOf describes a dialog read off the screen, under a fresh id (kept
 // by the engine if it is the dialog it already knows).
 func waitingOf(v screenView) *api.Waiting {
@@ -142,10 +108,54 @@ func newDialogID() string {
 	return string(b[:])
 }
 
+// Startup screen reads: Claude asks some questions (trust this folder? use
+// this API key?) before any hook can run, and only the screen shows them.
+const (
+	startupLookEvery = 200 * time.Millisecond
+	startupLookFor   = 2 * time.Minute
+)
+
+// look reads a session's screen. It does I/O; call it without a.mu.
+func (a *screens) look(ctx context.Context, id string) (screenView, error) {
+	tm, target, err := a.panes.terminal(id)
+	if err != nil {
+		return screenView{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, screenWait)
+	defer cancel()
+	// With escapes: the question on screen of several is marked by colour.
+	text, err := tm.Capture(ctx, target, tmux.CaptureOptions{Escapes: true})
+	if err != nil {
+		return screenView{}, a.panes.tmuxErr(err)
+	}
+	return readScreen(text), nil
+}
+
+// observe folds what a screen read showed into the session's state.
+func (a *screens) observe(id string, v screenView) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sessions[id]; ok {
+		a.observeLocked(s, v)
+	}
+}
+
+// observeLocked is observe with a.mu held.
+func (a *screens) observeLocked(s *session, v screenView) {
+	if s.kind == api.KindShell {
+		return
+	}
+	if v.dialog == nil {
+		a.in.applyLocked(s, status.Signal{Kind: status.ScreenClear, Screen: status.ScreenState{InputBox: v.input, Busy: v.busy}})
+		return
+	}
+	a.in.applyLocked(s, status.Signal{Kind: status.ScreenDialog, Fingerprint: v.fp, Dialog: waitingOf(v)})
+}
+
 // recheck reads a session's screen again soon, and a few more times while
 // a signal waits on a dialog that may be closing (Claude redraws a moment
 // after it reports). One chain per session at a time.
-func (a *Agent) recheck(s *session) {
+func (a *screens) recheck(s *session) {
 	if a.ctx == nil || s.rechecking || s.kind == api.KindShell {
 		return
 	}
@@ -184,16 +194,9 @@ func (a *Agent) recheck(s *session) {
 	})
 }
 
-// Startup screen reads: Claude asks some questions (trust this folder? use
-// this API key?) before any hook can run, and only the screen shows them.
-const (
-	startupLookEvery = 200 * time.Millisecond
-	startupLookFor   = 2 * time.Minute
-)
-
 // watchStartup reads a starting session's screen until Claude is up or
 // shows a dialog.
-func (a *Agent) watchStartup(id string) {
+func (a *screens) watchStartup(id string) {
 	if a.ctx == nil {
 		return
 	}

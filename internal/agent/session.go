@@ -1,11 +1,8 @@
 package agent
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -78,7 +75,7 @@ func (r *transcriptReader) path() string { return r.tail.Path() }
 
 // track folds one signal into the session's state: the only caller of
 // status.Apply. It returns the status before, and what Apply said.
-func (s *session) track(ev status.Event) (api.Status, status.Outcome) {
+func (s *session) track(ev status.Signal) (api.Status, status.Outcome) {
 	prev := s.st.Status
 	ns, out := status.Apply(s.st, ev, now())
 	s.st = ns
@@ -206,165 +203,10 @@ func validID(id string) bool {
 	return true
 }
 
-// getLocked finds a session. The caller holds a.mu.
-func (a *Agent) getLocked(id string) (*session, error) {
-	if !validID(id) {
-		return nil, api.Errorf(api.CodeNotFound, "no session %q", id)
-	}
-	s, ok := a.sessions[id]
-	if !ok {
-		return nil, api.Errorf(api.CodeNotFound, "no session %q", id)
-	}
-	return s, nil
-}
-
-func (a *Agent) get(id string) (*session, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.getLocked(id)
-}
-
-// markDirtyLocked schedules a session's state for the database.
-func (a *Agent) markDirtyLocked(id string) {
-	a.dirty[id] = true
-	select {
-	case a.persistCh <- struct{}{}:
-	default:
-	}
-}
-
-// Backoff of database writes that fail.
 const (
 	persistRetryMin = 100 * time.Millisecond
 	persistRetryMax = 5 * time.Second
 )
-
-// persistLoop writes changed states in batches. A status change is
-// published first and stored moments later: a reader never waits for the
-// disk, and after a crash the states are re-verified anyway. A batch that
-// fails stays pending and is retried with backoff, always with each
-// session's newest state; the failure is logged and shown by Version.
-func (a *Agent) persistLoop() {
-	for {
-		select {
-		case <-a.ctx.Done():
-			return
-		case <-a.persistCh:
-		}
-		for wait := persistRetryMin; ; wait = min(2*wait, persistRetryMax) {
-			err := a.flush(a.ctx)
-			if err == nil || a.ctx.Err() != nil {
-				break
-			}
-			a.log.Error("database: saving sessions failed; keeping them pending and retrying", "retry_in", wait, "err", err)
-			select {
-			case <-a.ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-		}
-		// Coalesce bursts (a turn fires several hooks in a few ms).
-		select {
-		case <-a.ctx.Done():
-			return
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// flush writes every pending change: the rows of removed sessions go, the
-// newest state of each changed one is stored. What fails stays pending.
-func (a *Agent) flush(ctx context.Context) error {
-	a.storeMu.Lock()
-	defer a.storeMu.Unlock()
-	a.mu.Lock()
-	var recs []store.Session
-	var ids []string
-	for id := range a.dirty {
-		if s, ok := a.sessions[id]; ok {
-			recs = append(recs, s.record())
-			ids = append(ids, id)
-		}
-	}
-	clear(a.dirty)
-	var dels []string
-	for id := range a.deletes {
-		dels = append(dels, id)
-	}
-	a.mu.Unlock()
-	var errs []error
-	for _, id := range dels {
-		if err := a.store.DeleteSession(ctx, id); err != nil {
-			errs = append(errs, fmt.Errorf("delete session %s: %w", id, err))
-			continue
-		}
-		a.mu.Lock()
-		delete(a.deletes, id)
-		a.mu.Unlock()
-	}
-	if len(recs) > 0 {
-		if err := a.store.PutSessions(ctx, recs); err != nil {
-			errs = append(errs, fmt.Errorf("save %d sessions: %w", len(recs), err))
-			a.mu.Lock()
-			for _, id := range ids {
-				// Still pending; the next try takes its state as it is then.
-				if _, ok := a.sessions[id]; ok {
-					a.dirty[id] = true
-				}
-			}
-			a.mu.Unlock()
-		}
-	}
-	err := errors.Join(errs...)
-	a.mu.Lock()
-	recovered := err == nil && a.persistErr != nil
-	since := a.persistFailing
-	if err != nil {
-		a.persistFailedLocked(err)
-	} else {
-		a.persistErr = nil
-	}
-	a.mu.Unlock()
-	if recovered {
-		a.log.Info("database: saving works again; every pending change is saved", "failing_since", since)
-	}
-	return err
-}
-
-// dropRecord deletes a removed session's row, now or, if that fails, with
-// the next flush. The caller holds a.storeMu, not a.mu.
-func (a *Agent) dropRecord(ctx context.Context, id string) {
-	if err := a.store.DeleteSession(ctx, id); err != nil {
-		a.log.Error("database: deleting a session failed; retrying", "id", id, "err", err)
-		a.mu.Lock()
-		a.deletes[id] = true
-		a.persistFailedLocked(err)
-		a.mu.Unlock()
-		select {
-		case a.persistCh <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// persistFailedLocked records a failed database write.
-func (a *Agent) persistFailedLocked(err error) {
-	if a.persistErr == nil {
-		a.persistFailing = now()
-	}
-	a.persistErr = err
-}
-
-// persistProblem describes pending database writes, "" when there are none.
-func (a *Agent) persistProblem() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.persistErr == nil {
-		return ""
-	}
-	return fmt.Sprintf("database: %d session changes not saved since %s, retrying: %v",
-		len(a.dirty)+len(a.deletes), a.persistFailing.Format(time.DateTime), a.persistErr)
-}
 
 // waitingView is a dialog as readers see it: with its summary.
 func waitingView(w *api.Waiting) *api.Waiting {

@@ -1,29 +1,28 @@
 package agent
 
 import (
-	"errors"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/claude/hooks"
 	"github.com/corral-dev/corral/internal/claude/sessionfile"
-	"github.com/corral-dev/corral/internal/claude/transcript"
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/status"
 )
 
-// hookEvent maps a hook payload to a status event.
-func hookEvent(p hooks.Payload, at time.Time) (status.Event, bool) {
-	ev := status.Event{At: at, ClaudeSessionID: p.SessionID, TranscriptPath: p.TranscriptPath, Model: p.Model,
+// claudeSignals turns what Claude itself reports (hook deliveries, the
+// status line, its session files) into signals for the intake.
+type claudeSignals struct{ *Agent }
+
+// hookSignal maps a hook payload to a status signal.
+func hookSignal(p hooks.Payload, at time.Time) (status.Signal, bool) {
+	ev := status.Signal{At: at, ClaudeSessionID: p.SessionID, TranscriptPath: p.TranscriptPath, Model: p.Model,
 		AgentID: p.AgentID, AgentType: p.AgentType, ToolUseID: p.ToolUseID}
 	if p.AgentID != "" {
 		// A subagent's transcript is its own; the session's stays.
@@ -90,123 +89,6 @@ func backgroundOf(tasks []hooks.BackgroundTask) []api.BackgroundTask {
 	return out
 }
 
-// onDelivery handles one hook or status line delivery. The payload is
-// parsed and /proc read before the agent's lock is taken, and the
-// transcript is read after it is released: the lock only covers applying
-// the signal.
-func (a *Agent) onDelivery(h hook.Header, payload []byte) {
-	if h.Truncated && h.Kind != hook.KindHook {
-		a.warn("status line input over the size limit was dropped", "session", h.Session)
-		a.metrics.HookDelivered(h.Kind, metrics.ResultBad, time.Time{})
-		return
-	}
-	var p hooks.Payload
-	var sl hooks.StatusLine
-	var err error
-	switch h.Kind {
-	case hook.KindStatusLine:
-		sl, err = hooks.ParseStatusLine(payload)
-	case hook.KindHook:
-		if h.Truncated {
-			// Cut at the size limit by the sender: the event and its tool,
-			// without the tool's input.
-			p, err = hooks.ParsePrefix(payload)
-		} else {
-			p, err = hooks.Parse(payload)
-		}
-	}
-	if err != nil {
-		a.warn("bad hook delivery", "session", h.Session, "kind", h.Kind, "truncated", h.Truncated, "err", err)
-		a.metrics.HookDelivered(h.Kind, metrics.ResultBad, time.Time{})
-		return
-	}
-	if h.Truncated {
-		a.warn("hook payload over the size limit; read without its tool input", "session", h.Session, "event", p.HookEventName, "tool", p.ToolName)
-	}
-	claudePID := h.ClaudePID
-	if claudePID == 0 && h.Kind == hook.KindHook {
-		claudePID = claudeAncestor(h.PPID)
-	}
-	a.mu.Lock()
-	s := a.sessionForDeliveryLocked(h)
-	if s == nil && h.Session == "" && h.Kind == hook.KindHook {
-		s = a.externalLocked(h, payload)
-	}
-	if s == nil {
-		a.mu.Unlock()
-		a.log.Debug("delivery from a process corral does not run", "kind", h.Kind, "pid", h.PID, "session", h.Session)
-		a.metrics.HookDelivered(h.Kind, metrics.ResultIgnored, time.Time{})
-		return
-	}
-	id := s.id
-	if h.Kind == hook.KindStatusLine {
-		a.absorbStatusLineLocked(s, sl)
-		a.mu.Unlock()
-		a.metrics.HookDelivered(h.Kind, metrics.ResultOK, h.Time())
-		return
-	}
-	if claudePID > 0 && s.kind != api.KindExternal && s.claudePID != claudePID {
-		s.claudePID = claudePID
-		a.watchPIDLocked(s, claudePID)
-	}
-	ev, ok := hookEvent(p, h.Time())
-	if ok {
-		if ev.TranscriptPath != "" && !a.claudeFile(ev.TranscriptPath) {
-			a.warn("hook names a transcript outside Claude's directory; ignored", "session", id, "path", ev.TranscriptPath)
-			ev.TranscriptPath = ""
-		}
-		a.log.Debug("hook", "session", id, "event", p.HookEventName, "status", s.st.Status, "age", time.Since(h.Time()).Round(time.Microsecond))
-		if ev.Kind == status.HookSessionStart && s.st.Status == api.StatusExited {
-			// claude started again in the pane's shell.
-			a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
-		}
-		a.applyLocked(s, ev)
-		a.ensureTranscriptLocked(s)
-	}
-	a.mu.Unlock()
-	a.metrics.HookDelivered(h.Kind, metrics.ResultOK, h.Time())
-	if ok {
-		a.readTranscript(id)
-		a.gitHook(id, p)
-	}
-}
-
-// claudeFile reports whether path is a transcript in Claude's own project
-// folders: a hook payload is untrusted, and corral reads what it names.
-func (a *Agent) claudeFile(path string) bool {
-	if !filepath.IsAbs(path) || filepath.Ext(path) != ".jsonl" {
-		return false
-	}
-	root := filepath.Join(a.cfg.ClaudeDir, "projects") + string(filepath.Separator)
-	return strings.HasPrefix(filepath.Clean(path), root)
-}
-
-// sessionForDeliveryLocked finds the session a hook process belongs to:
-// by $CORRAL_SESSION, which every pane corral starts carries.
-//
-// A delivery from an earlier incarnation of the session's pane (a claude
-// that was dying when tmux died and the session was recreated) would move
-// the new one's state: tmux's variables, which the hook inherits, say which
-// server and pane it came from.
-func (a *Agent) sessionForDeliveryLocked(h hook.Header) *session {
-	if h.Session == "" {
-		return nil
-	}
-	s, ok := a.sessions[h.Session]
-	if !ok {
-		return nil
-	}
-	if pid := tmuxServerPID(h.Tmux); pid != 0 && a.serverPID != 0 && pid != a.serverPID {
-		a.log.Debug("delivery from a previous tmux server ignored", "session", s.id, "server", pid)
-		return nil
-	}
-	if h.Pane != "" && s.paneID != "" && h.Pane != s.paneID {
-		a.log.Debug("delivery from a previous pane ignored", "session", s.id, "pane", h.Pane)
-		return nil
-	}
-	return s
-}
-
 // tmuxServerPID reads the server pid from $TMUX ("socket,pid,session").
 func tmuxServerPID(v string) int {
 	_, rest, ok := strings.Cut(v, ",")
@@ -219,17 +101,6 @@ func tmuxServerPID(v string) int {
 		return 0
 	}
 	return pid
-}
-
-func (a *Agent) absorbStatusLineLocked(s *session, sl hooks.StatusLine) {
-	u := sl.Usage()
-	// Token totals come from the transcript; keep them.
-	u.InputTokens, u.OutputTokens, u.CacheRead, u.CacheCreation = s.usage.InputTokens, s.usage.OutputTokens, s.usage.CacheRead, s.usage.CacheCreation
-	if usageEqual(u, s.usage) {
-		return
-	}
-	s.usage = u
-	a.publishLocked(s, s.st.Status, false)
 }
 
 func usageEqual(a, b api.Usage) bool {
@@ -259,16 +130,170 @@ func claudeAncestor(ppid int) int {
 	return 0
 }
 
+// paneOf is a session's pane process, for lookups outside the lock.
+type paneOf struct {
+	id  string
+	pid int
+}
+
+func isDescendant(pid, ancestor int) bool {
+	for range 16 {
+		p, err := proc.Stat(pid)
+		if err != nil || p.PPID <= 1 {
+			return false
+		}
+		if p.PPID == ancestor {
+			return true
+		}
+		pid = p.PPID
+	}
+	return false
+}
+
+// onDelivery handles one hook or status line delivery. The payload is
+// parsed and /proc read before the agent's lock is taken, and the
+// transcript is read after it is released: the lock only covers applying
+// the signal.
+func (a *claudeSignals) onDelivery(h hookwire.Header, payload []byte) {
+	if h.Truncated && h.Kind != hookwire.KindHook {
+		a.warn("status line input over the size limit was dropped", "session", h.Session)
+		a.metrics.HookDelivered(h.Kind, metrics.ResultBad, time.Time{})
+		return
+	}
+	var p hooks.Payload
+	var sl hooks.StatusLine
+	var err error
+	switch h.Kind {
+	case hookwire.KindStatusLine:
+		sl, err = hooks.ParseStatusLine(payload)
+	case hookwire.KindHook:
+		if h.Truncated {
+			// Cut at the size limit by the sender: the event and its tool,
+			// without the tool's input.
+			p, err = hooks.ParsePrefix(payload)
+		} else {
+			p, err = hooks.Parse(payload)
+		}
+	}
+	if err != nil {
+		a.warn("bad hook delivery", "session", h.Session, "kind", h.Kind, "truncated", h.Truncated, "err", err)
+		a.metrics.HookDelivered(h.Kind, metrics.ResultBad, time.Time{})
+		return
+	}
+	if h.Truncated {
+		a.warn("hook payload over the size limit; read without its tool input", "session", h.Session, "event", p.HookEventName, "tool", p.ToolName)
+	}
+	claudePID := h.ClaudePID
+	if claudePID == 0 && h.Kind == hookwire.KindHook {
+		claudePID = claudeAncestor(h.PPID)
+	}
+	extDir := ""
+	if h.Session == "" && h.Kind == hookwire.KindHook {
+		extDir = externalDir(payload)
+	}
+	a.mu.Lock()
+	s := a.sessionForDeliveryLocked(h)
+	if s == nil && h.Session == "" && h.Kind == hookwire.KindHook {
+		s = a.externalLocked(h, extDir)
+	}
+	if s == nil {
+		a.mu.Unlock()
+		a.log.Debug("delivery from a process corral does not run", "kind", h.Kind, "pid", h.PID, "session", h.Session)
+		a.metrics.HookDelivered(h.Kind, metrics.ResultIgnored, time.Time{})
+		return
+	}
+	id := s.id
+	if h.Kind == hookwire.KindStatusLine {
+		a.absorbStatusLineLocked(s, sl)
+		a.mu.Unlock()
+		a.metrics.HookDelivered(h.Kind, metrics.ResultOK, h.Time())
+		return
+	}
+	if claudePID > 0 && s.kind != api.KindExternal && s.claudePID != claudePID {
+		s.claudePID = claudePID
+		a.panes.watchPIDLocked(s, claudePID)
+	}
+	ev, ok := hookSignal(p, h.Time())
+	watch := ""
+	if ok {
+		if ev.TranscriptPath != "" && !a.claudeFile(ev.TranscriptPath) {
+			a.warn("hook names a transcript outside Claude's directory; ignored", "session", id, "path", ev.TranscriptPath)
+			ev.TranscriptPath = ""
+		}
+		a.log.Debug("hook", "session", id, "event", p.HookEventName, "status", s.st.Status, "age", time.Since(h.Time()).Round(time.Microsecond))
+		if ev.Kind == status.HookSessionStart && s.st.Status == api.StatusExited {
+			// claude started again in the pane's shell.
+			a.in.applyLocked(s, status.Signal{Kind: status.ClaudeStarted})
+		}
+		a.in.applyLocked(s, ev)
+		watch = a.trs.ensureTranscriptLocked(s)
+	}
+	a.mu.Unlock()
+	a.metrics.HookDelivered(h.Kind, metrics.ResultOK, h.Time())
+	if ok {
+		a.trs.watchDir(watch)
+		a.trs.readTranscript(id)
+		a.git.gitHook(id, p)
+	}
+}
+
+// claudeFile reports whether path is a transcript in Claude's own project
+// folders: a hook payload is untrusted, and corral reads what it names.
+func (a *claudeSignals) claudeFile(path string) bool {
+	if !filepath.IsAbs(path) || filepath.Ext(path) != ".jsonl" {
+		return false
+	}
+	root := filepath.Join(a.cfg.ClaudeDir, "projects") + string(filepath.Separator)
+	return strings.HasPrefix(filepath.Clean(path), root)
+}
+
+// sessionForDeliveryLocked finds the session a hook process belongs to:
+// by $CORRAL_SESSION, which every pane corral starts carries.
+//
+// A delivery from an earlier incarnation of the session's pane (a claude
+// that was dying when tmux died and the session was recreated) would move
+// the new one's state: tmux's variables, which the hook inherits, say which
+// server and pane it came from.
+func (a *claudeSignals) sessionForDeliveryLocked(h hookwire.Header) *session {
+	if h.Session == "" {
+		return nil
+	}
+	s, ok := a.sessions[h.Session]
+	if !ok {
+		return nil
+	}
+	if pid := tmuxServerPID(h.Tmux); pid != 0 && a.serverPID != 0 && pid != a.serverPID {
+		a.log.Debug("delivery from a previous tmux server ignored", "session", s.id, "server", pid)
+		return nil
+	}
+	if h.Pane != "" && s.paneID != "" && h.Pane != s.paneID {
+		a.log.Debug("delivery from a previous pane ignored", "session", s.id, "pane", h.Pane)
+		return nil
+	}
+	return s
+}
+
+func (a *claudeSignals) absorbStatusLineLocked(s *session, sl hooks.StatusLine) {
+	u := sl.Usage()
+	// Token totals come from the transcript; keep them.
+	u.InputTokens, u.OutputTokens, u.CacheRead, u.CacheCreation = s.usage.InputTokens, s.usage.OutputTokens, s.usage.CacheRead, s.usage.CacheCreation
+	if usageEqual(u, s.usage) {
+		return
+	}
+	s.usage = u
+	a.in.publishLocked(s, s.st.Status, false)
+}
+
 // onSessionFile handles a change of one of Claude's session files. The
 // process checks (/proc) come before the lock, the transcript after it.
-func (a *Agent) onSessionFile(ev sessionfile.Event) {
+func (a *claudeSignals) onSessionFile(ev sessionfile.Event) {
 	if ev.Removed {
 		a.mu.Lock()
 		for _, s := range a.sessions {
 			if s.claudePID == ev.PID {
 				// Claude removes its file on exit; the process watcher will
 				// confirm, but there is no reason to wait for it.
-				a.kickReconcile()
+				a.rec.kickReconcile()
 			}
 		}
 		a.mu.Unlock()
@@ -313,9 +338,9 @@ func (a *Agent) onSessionFile(ev sessionfile.Event) {
 	if s.st.Status == api.StatusExited && s.kind == api.KindClaude {
 		// Claude was started again in the pane's shell, by hand: corral
 		// follows whatever runs there.
-		a.applyLocked(s, status.Event{Kind: status.ClaudeStarted})
+		a.in.applyLocked(s, status.Signal{Kind: status.ClaudeStarted})
 	}
-	fev := status.Event{
+	fev := status.Signal{
 		Kind: status.FileStatus, At: f.StatusChanged(), FileStatus: f.Status, Message: f.WaitingFor,
 		ClaudeSessionID: f.SessionID,
 	}
@@ -323,23 +348,18 @@ func (a *Agent) onSessionFile(ev sessionfile.Event) {
 		// No hook says where the transcript is: Claude keeps it by cwd.
 		fev.TranscriptPath = claude.TranscriptPath(a.cfg.ClaudeDir, f.CWD, f.SessionID)
 	}
-	a.applyLocked(s, fev)
-	a.ensureTranscriptLocked(s)
+	a.in.applyLocked(s, fev)
+	watch := a.trs.ensureTranscriptLocked(s)
 	a.mu.Unlock()
+	a.trs.watchDir(watch)
 	if fev.TranscriptPath != "" {
-		a.readTranscript(id)
+		a.trs.readTranscript(id)
 	}
-}
-
-// paneOf is a session's pane process, for lookups outside the lock.
-type paneOf struct {
-	id  string
-	pid int
 }
 
 // sessionForPIDLocked finds the session whose claude has this pid, or
 // else the session owner names (found under its pane), learning the pid.
-func (a *Agent) sessionForPIDLocked(pid int, owner string) *session {
+func (a *claudeSignals) sessionForPIDLocked(pid int, owner string) *session {
 	for _, s := range a.sessions {
 		if s.claudePID == pid {
 			return s
@@ -347,161 +367,8 @@ func (a *Agent) sessionForPIDLocked(pid int, owner string) *session {
 	}
 	if s, ok := a.sessions[owner]; ok && owner != "" {
 		s.claudePID = pid
-		a.watchPIDLocked(s, pid)
+		a.panes.watchPIDLocked(s, pid)
 		return s
 	}
 	return nil
-}
-
-func isDescendant(pid, ancestor int) bool {
-	for range 16 {
-		p, err := proc.Stat(pid)
-		if err != nil || p.PPID <= 1 {
-			return false
-		}
-		if p.PPID == ancestor {
-			return true
-		}
-		pid = p.PPID
-	}
-	return false
-}
-
-// ensureTranscriptLocked starts following a session's transcript once its
-// path is known, and watches its directory.
-func (a *Agent) ensureTranscriptLocked(s *session) {
-	path := s.transcript(a.cfg.ClaudeDir)
-	if path == "" {
-		return
-	}
-	if s.tr == nil || s.tr.path() != path {
-		s.tr = newTranscriptReader(path)
-	}
-	dir := filepath.Dir(path)
-	if !a.tdirs[dir] && a.twatch != nil {
-		if err := a.twatch.Add(dir); err == nil {
-			a.tdirs[dir] = true
-		}
-	}
-}
-
-// readTranscript reads what is new in a session's transcript. The file is
-// read outside the agent's lock (one reader per session at a time); the
-// lock is taken to apply what was found. The first read of a transcript
-// only gathers metadata (usage, last message): old interruptions and turn
-// ends are history, not signals.
-func (a *Agent) readTranscript(id string) {
-	a.mu.Lock()
-	s, ok := a.sessions[id]
-	var r *transcriptReader
-	if ok {
-		r = s.tr
-	}
-	a.mu.Unlock()
-	if r == nil {
-		return
-	}
-
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var evs []status.Event
-	read := false
-	for {
-		b, err := r.tail.Read()
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				a.warn("transcript", "session", id, "err", err)
-			}
-			break
-		}
-		read = true
-		if b.Reset {
-			r.tokens.Reset()
-		}
-		for _, e := range b.Entries {
-			r.tokens.Add(e)
-			for _, sig := range transcript.Signals(e) {
-				ev, ok := transcriptEvent(sig)
-				if !ok || !r.primed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded || ev.Kind == status.PromptSeen) {
-					continue // history, not news
-				}
-				evs = append(evs, ev)
-			}
-		}
-		if !b.More {
-			break
-		}
-	}
-	if !read {
-		return
-	}
-	r.primed = true
-	totals := r.tokens
-
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s2, ok := a.sessions[id]; !ok || s2 != s || s.tr != r {
-		return // the session, or its transcript, changed meanwhile
-	}
-	for _, ev := range evs {
-		if ev.Kind == status.Interrupt {
-			a.log.Debug("transcript interrupt", "session", id, "status", s.st.Status)
-		}
-		a.applyLocked(s, ev)
-	}
-	u := s.usage
-	totals.Fill(&u)
-	if !usageEqual(u, s.usage) {
-		s.usage = u
-		a.publishLocked(s, s.st.Status, false)
-	}
-}
-
-func transcriptEvent(sig transcript.Signal) (status.Event, bool) {
-	switch v := sig.(type) {
-	case transcript.Interrupt:
-		return status.Event{Kind: status.Interrupt, At: v.At}, true
-	case transcript.ToolUse:
-		return status.Event{Kind: status.ToolSeen, Tool: v.Name, ToolInput: v.Input}, true
-	case transcript.AssistantText:
-		return status.Event{Kind: status.AssistantText, Message: v.Text}, true
-	case transcript.TurnEnded:
-		return status.Event{Kind: status.TurnEnded, At: v.At}, true
-	case transcript.PromptSubmitted:
-		return status.Event{Kind: status.PromptSeen, At: v.At, Prompt: v.Text}, true
-	}
-	return status.Event{}, false
-}
-
-// watchTranscripts reads transcripts as Claude writes them.
-func (a *Agent) watchTranscripts() {
-	for {
-		select {
-		case <-a.ctx.Done():
-			return
-		case err, ok := <-a.twatch.Errors:
-			if !ok {
-				return
-			}
-			a.log.Warn("transcript watcher", "err", err)
-		case ev, ok := <-a.twatch.Events:
-			if !ok {
-				return
-			}
-			if !ev.Has(fsnotify.Write) && !ev.Has(fsnotify.Create) {
-				continue
-			}
-			a.mu.Lock()
-			var ids []string
-			for _, s := range a.sessions {
-				if s.tr != nil && s.tr.path() == ev.Name {
-					ids = append(ids, s.id)
-				}
-			}
-			a.mu.Unlock()
-			for _, id := range ids {
-				a.readTranscript(id)
-			}
-		}
-	}
 }

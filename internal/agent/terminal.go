@@ -9,10 +9,26 @@ import (
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude/transcript"
+	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/term"
 	"github.com/corral-dev/corral/internal/tmux"
 )
+
+// views serves what viewers see of a session: its terminal stream, its
+// timeline, a capture of its screen.
+type views struct {
+	*Agent
+	// streams are the terminals attached by viewers; termStats counts
+	// their output and redraws (TermStats).
+	streams   *term.Registry
+	termStats term.Stats
+}
+
+// TermStats is what the terminal streams did, for metrics.
+func (a *views) TermStats() metrics.TermStats {
+	return metrics.TermStats{Streams: a.streams.Count(), Bytes: a.termStats.Bytes.Load(), Redraws: a.termStats.Redraws.Load()}
+}
 
 // Terminal sizes of the scrollback a new viewer gets before the live screen.
 const (
@@ -22,13 +38,22 @@ const (
 	streamGrace = 60 * time.Second
 )
 
+// attachResize bounds the wait for a new client's size to reach the window.
+const attachResize = time.Second
+
+// timelineTail is how much of a transcript's end the timeline reads.
+const (
+	timelineTail  = 4 << 20
+	timelineItems = 1000
+)
+
 // OpenTerminal attaches a viewer to a session's terminal. With a resume
 // stream id and offset it continues that stream when it still can; else it
 // starts a new one, whose output begins with the session's scrollback. The
 // returned offset is where the viewer should start reading; reset says
 // the viewer must clear its screen (a new stream replaced the one it asked
 // for).
-func (a *Agent) OpenTerminal(ctx context.Context, id string, cols, rows int, resume string, offset uint64) (s *term.Stream, from uint64, reset bool, err error) {
+func (a *views) OpenTerminal(ctx context.Context, id string, cols, rows int, resume string, offset uint64) (s *term.Stream, from uint64, reset bool, err error) {
 	a.mu.Lock()
 	sess, err := a.getLocked(id)
 	if err != nil {
@@ -79,7 +104,7 @@ func (a *Agent) OpenTerminal(ctx context.Context, id string, cols, rows int, res
 // captured, when no client is attached (else the latest client decides):
 // resized by the attach instead, the window would move lines between its
 // screen and its history, and the viewer would need a redraw at once.
-func (a *Agent) fitWindow(ctx context.Context, id string, cols, rows int) {
+func (a *views) fitWindow(ctx context.Context, id string, cols, rows int) {
 	if cols <= 0 || rows <= 0 {
 		return
 	}
@@ -99,7 +124,7 @@ func (a *Agent) fitWindow(ctx context.Context, id string, cols, rows int) {
 // ready; the change moves lines between screen and history, which the
 // func must see, so it waits for the window to be cols x rows first (for
 // at most attachResize: another client may be the one whose size counts).
-func (a *Agent) scrolledSince(ctx context.Context, id string, cols, rows int) func() bool {
+func (a *views) scrolledSince(ctx context.Context, id string, cols, rows int) func() bool {
 	mark, err := a.tmux.History(ctx, id)
 	if err != nil {
 		return nil
@@ -125,13 +150,10 @@ func (a *Agent) scrolledSince(ctx context.Context, id string, cols, rows int) fu
 	}
 }
 
-// attachResize bounds the wait for a new client's size to reach the window.
-const attachResize = time.Second
-
 // suspendViewer stops tmux drawing to a viewer's client during a flood
 // (see package term): rendering every line for a client costs the tmux
 // server, which is what a flood waits on, 15-30% more time.
-func (a *Agent) suspendViewer(tty string) error {
+func (a *views) suspendViewer(tty string) error {
 	ctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
 	defer cancel()
 	err := a.tmux.SuspendAlone(ctx, tty)
@@ -145,7 +167,7 @@ func (a *Agent) suspendViewer(tty string) error {
 
 // tmuxActivity is how much the tmux server has read, its panes' output
 // included: a suspended viewer wakes once this stops growing fast.
-func (a *Agent) tmuxActivity() (uint64, error) {
+func (a *views) tmuxActivity() (uint64, error) {
 	a.mu.Lock()
 	pid := a.serverPID
 	a.mu.Unlock()
@@ -155,7 +177,7 @@ func (a *Agent) tmuxActivity() (uint64, error) {
 // scrollback is the session's tmux history (not the visible screen, which
 // the attach draws), as terminal output, followed by enough newlines to
 // push it into the viewer's scrollback before the attach clears the screen.
-func (a *Agent) scrollback(ctx context.Context, id string) []byte {
+func (a *views) scrollback(ctx context.Context, id string) []byte {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	hist, err := a.tmux.Capture(ctx, id, tmux.CaptureOptions{Escapes: true, History: prefillLines, HistoryOnly: true})
@@ -179,16 +201,10 @@ func (a *Agent) scrollback(ctx context.Context, id string) []byte {
 	return b.Bytes()
 }
 
-// timelineTail is how much of a transcript's end the timeline reads.
-const (
-	timelineTail  = 4 << 20
-	timelineItems = 1000
-)
-
 // Timeline returns the readable view of a session's transcript: its last
 // items. Read on demand from the transcript's tail, so nothing is held in
 // memory for sessions nobody reads.
-func (a *Agent) Timeline(ctx context.Context, req api.SessionRef) (api.Timeline, error) {
+func (a *views) Timeline(ctx context.Context, req api.SessionRef) (api.Timeline, error) {
 	id := req.ID
 	a.mu.Lock()
 	s, err := a.getLocked(id)
@@ -220,3 +236,24 @@ func (a *Agent) Timeline(ctx context.Context, req api.SessionRef) (api.Timeline,
 	tl.Version = uint64(fi.Size())<<20 ^ uint64(fi.ModTime().UnixNano())
 	return tl, nil
 }
+
+// Capture returns the visible screen, with history lines of scrollback.
+func (a *views) Capture(ctx context.Context, req api.CaptureRequest) (api.Screen, error) {
+	id, history := req.ID, req.History
+	tm, target, err := a.panes.terminal(id)
+	if err != nil {
+		return api.Screen{}, err
+	}
+	text, err := tm.Capture(ctx, target, tmux.CaptureOptions{History: history})
+	if err != nil {
+		return api.Screen{}, a.panes.tmuxErr(err)
+	}
+	scr := api.Screen{Text: text}
+	if p, err := tm.PaneInfo(ctx, target); err == nil {
+		scr.Cols, scr.Rows, scr.Cursor = p.Width, p.Height, [2]int{p.CursorX, p.CursorY}
+	}
+	return scr, nil
+}
+
+// TermStats is what the viewers' terminal streams did, for metrics.
+func (a *Agent) TermStats() metrics.TermStats { return a.views.TermStats() }

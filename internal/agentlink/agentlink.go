@@ -342,11 +342,11 @@ func (cn *conn) openStream(ctx context.Context, a api.TermOpenRequest) (api.Term
 	cn.mu.Lock()
 	if old := cn.streams[a.Stream]; old != nil {
 		old.cancel()
-		old.st.Detach()
+		old.st.DropViewer()
 	}
 	cn.streams[a.Stream] = ls
 	cn.mu.Unlock()
-	st.Attach()
+	st.AddViewer()
 	if !cn.g.Go(func() { cn.pump(sctx, ls, from) }) {
 		cn.closeStream(a.Stream, false)
 		return api.TermOpenResult{}, api.Errorf(api.CodeUnavailable, "the link is closing")
@@ -424,7 +424,7 @@ func (cn *conn) closeStream(num uint32, done bool) {
 		return
 	}
 	ls.cancel()
-	ls.st.Detach()
+	ls.st.DropViewer()
 	if done {
 		ls.st.Close()
 	}

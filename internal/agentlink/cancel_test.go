@@ -59,7 +59,7 @@ func join(t *testing.T) *joined {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := hub.DeviceInfo{ID: "local", Name: "box", Owner: identity.Local, Local: true}
+	info := hub.DeviceIdentity{ID: "local", Name: "box", Owner: identity.Local, Local: true}
 	synced := hb.WaitSynced(info.ID)
 	hubEnd, agentEnd := link.Pipe()
 	done := make(chan struct{}, 2)
@@ -67,7 +67,7 @@ func join(t *testing.T) *joined {
 		agentlink.Serve(ctx, agentEnd, agentlink.Options{Agent: ag, Policy: agentlink.FullPolicy()})
 		done <- struct{}{}
 	}()
-	go func() { hb.Attach(ctx, info, hubEnd); done <- struct{}{} }()
+	go func() { hb.ServeLocal(ctx, info, hubEnd); done <- struct{}{} }()
 	t.Cleanup(func() {
 		cancel()
 		<-done

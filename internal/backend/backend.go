@@ -51,8 +51,8 @@ type Terminal interface {
 	Read(ctx context.Context, offset uint64, max int) ([]byte, error)
 	Write(p []byte) (int, error)
 	Resize(cols, rows int) error
-	Attach()
-	Detach()
+	AddViewer()
+	DropViewer()
 }
 
 // Errors a Terminal's Read ends with, the same for a local terminal

@@ -209,7 +209,7 @@ func TestHubDeviceLsEscapes(t *testing.T) {
 	if bad := unsafeIn(r.stdout); len(bad) > 0 {
 		t.Errorf("hub device ls --json printed %q raw:\n%q", bad, r.stdout)
 	}
-	var list []hub.Device
+	var list []hub.Registration
 	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 1 {
 		t.Fatalf("hub device ls --json: %v\n%s", err, r.stdout)
 	}

@@ -236,7 +236,7 @@ func (in *install) waitStatus(id string, st api.Status) {
 	defer cancel()
 	found := errors.New("found")
 	match := func(s api.Session) bool { return s.ID == id && s.Status == st }
-	err := in.c.Watch(ctx, 0, func(ev api.Event) error {
+	err := in.c.StreamEvents(ctx, 0, func(ev api.Event) error {
 		for _, s := range ev.Sessions {
 			if match(s) {
 				return found

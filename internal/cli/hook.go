@@ -13,11 +13,11 @@ import (
 
 	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/claude/hooks"
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 )
 
-// hookTimeout bounds a delivery (see hook.Timeout).
-const hookTimeout = hook.Timeout
+// hookTimeout bounds a delivery (see hookwire.Timeout).
+const hookTimeout = hookwire.Timeout
 
 // newHookCmd documents `corral hook` and `corral statusline` in --help.
 // Claude's calls never get here: Main takes them on a fast path.
@@ -37,7 +37,7 @@ func newHookCmd(e *env, name, short string) *cobra.Command {
 }
 
 // runHookFast delivers Claude's stdin to the agent and always returns 0
-// (see hook.Main); for the status line it then prints the person's own
+// (see hookwire.Main); for the status line it then prints the person's own
 // status line.
 func runHookFast(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	for _, a := range args[1:] {
@@ -48,12 +48,12 @@ func runHookFast(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 		}
 	}
 	if args[0] != "statusline" {
-		return hook.Main(hook.KindHook, args[1:], stdin, stderr, getenv)
+		return hookwire.Main(hookwire.KindHook, args[1:], stdin, stderr, getenv)
 	}
 	// The status line needs its input twice: for the agent and for the
 	// person's own status line.
-	payload, _, _ := hook.ReadStdin(stdin)
-	hook.Main(hook.KindStatusLine, args[1:], bytes.NewReader(payload), stderr, getenv)
+	payload, _, _ := hookwire.ReadStdin(stdin)
+	hookwire.Main(hookwire.KindStatusLine, args[1:], bytes.NewReader(payload), stderr, getenv)
 	runUserStatusLine(payload, stdout, getenv)
 	return 0
 }

@@ -80,7 +80,7 @@ func runHub(ctx context.Context, e *env, f hubFlags) (err error) {
 	}
 	d.run("notifier", stageNotify, notifier.Run)
 	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.db, Accounts: accounts, MaxSessions: f.maxSessions,
-		OnUser: notifier.Watch, Metrics: d.metrics})
+		OnUser: notifier.FollowUser, Metrics: d.metrics})
 	if err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ is cut off.`,
 
 // keyColumn says how a device proves itself: its key's fingerprint, or
 // that it has yet to enrol.
-func keyColumn(d hub.Device) string {
+func keyColumn(d hub.Registration) string {
 	switch {
 	case d.Key != "" && !d.EnrollExpires.IsZero() && d.EnrollExpires.After(time.Now()):
 		return d.Key + " (enrolment token open)"

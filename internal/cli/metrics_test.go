@@ -69,7 +69,7 @@ func TestMetricsScrape(t *testing.T) {
 	watching := make(chan struct{})
 	go func() {
 		defer close(watching)
-		in.c.Watch(ctx, 0, func(api.Event) error { return nil })
+		in.c.StreamEvents(ctx, 0, func(api.Event) error { return nil })
 	}()
 	defer func() { cancel(); <-watching }()
 

@@ -77,7 +77,7 @@ func serve(ctx context.Context, e *env, f serveFlags) (err error) {
 		}
 	}
 	d.run("notifier", stageNotify, notifier.Run)
-	hb, err := hub.New(ctx, hub.Options{Logger: d.log, OnUser: notifier.Watch, Metrics: d.metrics})
+	hb, err := hub.New(ctx, hub.Options{Logger: d.log, OnUser: notifier.FollowUser, Metrics: d.metrics})
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func serveBackend(hb *hub.Hub, ag *agent.Agent) backend.Backend {
 // first sync reached the hub.
 func joinLocal(ctx context.Context, hb *hub.Hub, ag *agent.Agent, d *daemon) error {
 	host, _ := os.Hostname()
-	l := localLink{hb: hb, ag: ag, log: d.log, info: hub.DeviceInfo{ID: "local", Name: host, Owner: identity.Local, Local: true}}
+	l := localLink{hb: hb, ag: ag, log: d.log, info: hub.DeviceIdentity{ID: "local", Name: host, Owner: identity.Local, Local: true}}
 	synced := hb.WaitSynced(l.info.ID)
 	d.run("local link", stageLink, l.Run)
 	return d.await(ctx, synced, "the local agent's link to the hub", 30*time.Second)
@@ -141,7 +141,7 @@ type localLink struct {
 	hb   *hub.Hub
 	ag   *agent.Agent
 	log  *slog.Logger
-	info hub.DeviceInfo
+	info hub.DeviceIdentity
 }
 
 // Run keeps the link up until ctx ends, joining again after a failure,
@@ -156,7 +156,7 @@ func (l localLink) Run(ctx context.Context) error {
 				l.log.Error("local link (agent end) ended", "err", err)
 			}
 		}()
-		if err := l.hb.Attach(ctx, l.info, hubEnd); err != nil && ctx.Err() == nil {
+		if err := l.hb.ServeLocal(ctx, l.info, hubEnd); err != nil && ctx.Err() == nil {
 			l.log.Error("local link (hub end) ended", "err", err)
 		}
 		agentEnd.Close(link.StatusGoingAway, "")

@@ -22,7 +22,7 @@ func waitStarted(ctx context.Context, c *client.Client, id string, timeout time.
 		last = s
 		return s.ID == id && s.Status != api.StatusStarting
 	}
-	err := c.Watch(ctx, 0, func(ev api.Event) error {
+	err := c.StreamEvents(ctx, 0, func(ev api.Event) error {
 		switch ev.Type {
 		case api.EventSnapshot:
 			for _, s := range ev.Sessions {

@@ -29,7 +29,7 @@ Pass --since SEQ to resume after the last event you saw.`,
 				return err
 			}
 			enc := newJSON(e.stdout)
-			err = c.Watch(cmd.Context(), since, func(ev api.Event) error {
+			err = c.StreamEvents(cmd.Context(), since, func(ev api.Event) error {
 				if asJSON {
 					return enc.Encode(ev)
 				}

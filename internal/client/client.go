@@ -347,9 +347,9 @@ func (c *Client) Resumable(ctx context.Context, device, dir string) ([]api.Resum
 	return Do(ctx, c, api.OpResumable, api.ResumableRequest{Device: device, Dir: dir})
 }
 
-// Watch streams events from since (0: start with a snapshot) until ctx ends,
+// StreamEvents streams events from since (0: start with a snapshot) until ctx ends,
 // calling fn for each. It returns when the stream ends.
-func (c *Client) Watch(ctx context.Context, since uint64, fn func(api.Event) error) error {
+func (c *Client) StreamEvents(ctx context.Context, since uint64, fn func(api.Event) error) error {
 	if c.err != nil {
 		return c.err
 	}

@@ -25,7 +25,7 @@ import (
 	"github.com/corral-dev/corral/internal/client"
 	"github.com/corral-dev/corral/internal/datadir"
 	"github.com/corral-dev/corral/internal/events"
-	"github.com/corral-dev/corral/internal/hook"
+	"github.com/corral-dev/corral/internal/hookwire"
 	"github.com/corral-dev/corral/internal/httpapi"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/testkit/testio"
@@ -312,7 +312,7 @@ func TestErrorsWithoutJSONBody(t *testing.T) {
 	if !errors.Is(err, api.ErrNotFound) || !errors.As(err, &e) || !strings.Contains(e.Message, "404 page not found") {
 		t.Errorf("plain-text 404: %#v", err)
 	}
-	if err := c.Watch(ctxT(t), 0, func(api.Event) error { return nil }); !errors.Is(err, api.ErrNotFound) {
+	if err := c.StreamEvents(ctxT(t), 0, func(api.Event) error { return nil }); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("Watch of a plain-text 404: %v", err)
 	}
 
@@ -346,7 +346,7 @@ func TestHTTPClientSendsToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(ctxT(t))
-	err := c.Watch(ctx, 0, func(ev api.Event) error { cancel(); return nil })
+	err := c.StreamEvents(ctx, 0, func(ev api.Event) error { cancel(); return nil })
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Watch over HTTP: %v", err)
 	}
@@ -391,7 +391,7 @@ func TestNoDaemon(t *testing.T) {
 		if took := time.Since(start); took > time.Second {
 			t.Errorf("%s: took %v to fail", name, took)
 		}
-		if err := c.Watch(ctxT(t), 0, func(api.Event) error { return nil }); !errors.Is(err, client.ErrNoDaemon) {
+		if err := c.StreamEvents(ctxT(t), 0, func(api.Event) error { return nil }); !errors.Is(err, client.ErrNoDaemon) {
 			t.Errorf("%s: Watch: %v, want ErrNoDaemon", name, err)
 		}
 	}
@@ -412,7 +412,7 @@ func TestWatch(t *testing.T) {
 	got := make(chan api.Event, 100)
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Watch(ctx, 0, func(ev api.Event) error {
+		done <- c.StreamEvents(ctx, 0, func(ev api.Event) error {
 			got <- ev
 			return nil
 		})
@@ -462,7 +462,7 @@ func TestWatch(t *testing.T) {
 	// since replays; fn's error ends the watch and comes back.
 	stop := errors.New("seen enough")
 	var replay []api.Event
-	err = c.Watch(ctxT(t), snap.Seq, func(ev api.Event) error {
+	err = c.StreamEvents(ctxT(t), snap.Seq, func(ev api.Event) error {
 		replay = append(replay, ev)
 		if len(replay) == 2 {
 			return stop
@@ -484,7 +484,7 @@ func TestWatchServerGoes(t *testing.T) {
 	first := make(chan struct{})
 	go func() {
 		var once sync.Once
-		done <- d.c.Watch(context.Background(), 0, func(api.Event) error {
+		done <- d.c.StreamEvents(context.Background(), 0, func(api.Event) error {
 			once.Do(func() { close(first) })
 			return nil
 		})
@@ -515,7 +515,7 @@ func TestWatchBigEvent(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
 	var sizes []int
-	err = d.c.Watch(ctx, 0, func(ev api.Event) error {
+	err = d.c.StreamEvents(ctx, 0, func(ev api.Event) error {
 		switch ev.Type {
 		case api.EventSnapshot:
 			// A 512 KiB prompt through the hook socket (deliveries are
@@ -523,8 +523,8 @@ func TestWatchBigEvent(t *testing.T) {
 			// default 64 KiB.
 			prompt := strings.Repeat("p", 512<<10)
 			b, _ := json.Marshal(map[string]any{"session_id": "c", "hook_event_name": "UserPromptSubmit", "prompt": prompt})
-			h := hook.Header{Kind: hook.KindHook, At: time.Now().UnixNano(), PID: os.Getpid(), PPID: os.Getppid(), Session: s.ID}
-			if err := hook.Send(datadir.Socket(d.dataDir, datadir.HookSocket), h, b, 5*time.Second); err != nil {
+			h := hookwire.Header{Kind: hookwire.KindHook, At: time.Now().UnixNano(), PID: os.Getpid(), PPID: os.Getppid(), Session: s.ID}
+			if err := hookwire.Send(datadir.Socket(d.dataDir, datadir.HookSocket), h, b, 5*time.Second); err != nil {
 				return err
 			}
 		case api.EventSession:
@@ -575,7 +575,7 @@ func TestTokenNotSentInClear(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "https://") {
 			t.Errorf("%s: Version = %v, want a refusal naming https://", u, err)
 		}
-		if err := c.Watch(ctxT(t), 0, func(api.Event) error { return nil }); err == nil || err.Error() != c.Err().Error() {
+		if err := c.StreamEvents(ctxT(t), 0, func(api.Event) error { return nil }); err == nil || err.Error() != c.Err().Error() {
 			t.Errorf("%s: Watch = %v", u, err)
 		}
 	}

@@ -206,8 +206,9 @@ func (a *Accounts) PasswordSet(ctx context.Context) bool {
 // MultiUser: the login form asks for a user name (web.Accounts).
 func (a *Accounts) MultiUser() bool { return a.single == "" }
 
-// Device is a machine allowed to connect.
-type Device struct {
+// Registration is a machine allowed to connect: what the hub's admin
+// commands show of it (its enrolment, its key, whether it is revoked).
+type Registration struct {
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
 	Owner     string    `json:"owner"`
@@ -226,24 +227,24 @@ type Device struct {
 
 // AddDevice registers a device of owner and returns a one-time enrolment
 // token for it (shown once), good for ttl (see Enroll).
-func (a *Accounts) AddDevice(ctx context.Context, owner, name string, ttl time.Duration) (Device, string, error) {
+func (a *Accounts) AddDevice(ctx context.Context, owner, name string, ttl time.Duration) (Registration, string, error) {
 	if err := checkName("device", name); err != nil {
-		return Device{}, "", err
+		return Registration{}, "", err
 	}
 	ttl, err := enrollTTL(ttl)
 	if err != nil {
-		return Device{}, "", err
+		return Registration{}, "", err
 	}
 	tok := newToken(enrollTokenPrefix)
-	d := Device{ID: newDeviceID(), Name: name, Owner: owner, CreatedAt: time.Now(), EnrollExpires: time.Now().Add(ttl)}
-	err = a.st.AddDevice(ctx, store.Device{ID: d.ID, Name: d.Name, Owner: d.Owner, CreatedAt: d.CreatedAt, EnrollExpires: d.EnrollExpires}, hashToken(tok))
+	d := Registration{ID: newDeviceID(), Name: name, Owner: owner, CreatedAt: time.Now(), EnrollExpires: time.Now().Add(ttl)}
+	err = a.st.AddDevice(ctx, store.DeviceRecord{ID: d.ID, Name: d.Name, Owner: d.Owner, CreatedAt: d.CreatedAt, EnrollExpires: d.EnrollExpires}, hashToken(tok))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return Device{}, "", api.Errorf(api.CodeNotFound, "no user %q (add one with `corral hub user add`)", owner)
+		return Registration{}, "", api.Errorf(api.CodeNotFound, "no user %q (add one with `corral hub user add`)", owner)
 	case errors.Is(err, store.ErrConflict):
-		return Device{}, "", api.Errorf(api.CodeConflict, "%s already has a device %q (enrol it again with `corral hub device enroll`, or revoke it first)", owner, name)
+		return Registration{}, "", api.Errorf(api.CodeConflict, "%s already has a device %q (enrol it again with `corral hub device enroll`, or revoke it first)", owner, name)
 	case err != nil:
-		return Device{}, "", err
+		return Registration{}, "", err
 	}
 	return d, tok, nil
 }
@@ -251,16 +252,16 @@ func (a *Accounts) AddDevice(ctx context.Context, owner, name string, ttl time.D
 // RevokeDevice forgets a device: its token stops working at once (a
 // connected device is cut off by the hub), its cached sessions go, and the
 // name is free for a new device.
-func (a *Accounts) RevokeDevice(ctx context.Context, owner, name string) (Device, error) {
+func (a *Accounts) RevokeDevice(ctx context.Context, owner, name string) (Registration, error) {
 	sd, err := a.st.DeviceByName(ctx, owner, name)
 	if err == nil {
 		err = a.st.RemoveDevice(ctx, sd.ID)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return Device{}, api.Errorf(api.CodeNotFound, "%s has no device %q", owner, name)
+		return Registration{}, api.Errorf(api.CodeNotFound, "%s has no device %q", owner, name)
 	}
 	if err != nil {
-		return Device{}, err
+		return Registration{}, err
 	}
 	d := deviceOf(sd)
 	d.Revoked = true
@@ -268,33 +269,33 @@ func (a *Accounts) RevokeDevice(ctx context.Context, owner, name string) (Device
 }
 
 // DeviceByID finds a device.
-func (a *Accounts) DeviceByID(ctx context.Context, id string) (Device, error) {
+func (a *Accounts) DeviceByID(ctx context.Context, id string) (Registration, error) {
 	return a.device(a.st.Device(ctx, id))
 }
 
-// device is a store's answer as the hub's Device.
-func (a *Accounts) device(d store.Device, err error) (Device, error) {
+// device is a store's answer as the hub's Registration.
+func (a *Accounts) device(d store.DeviceRecord, err error) (Registration, error) {
 	if errors.Is(err, store.ErrNotFound) {
-		return Device{}, api.Errorf(api.CodeNotFound, "no such device")
+		return Registration{}, api.Errorf(api.CodeNotFound, "no such device")
 	}
 	if err != nil {
-		return Device{}, err
+		return Registration{}, err
 	}
 	return deviceOf(d), nil
 }
 
-func deviceOf(d store.Device) Device {
-	return Device{ID: d.ID, Name: d.Name, Owner: d.Owner, CreatedAt: d.CreatedAt, Hostname: d.Hostname, LastSeen: d.LastSeen,
+func deviceOf(d store.DeviceRecord) Registration {
+	return Registration{ID: d.ID, Name: d.Name, Owner: d.Owner, CreatedAt: d.CreatedAt, Hostname: d.Hostname, LastSeen: d.LastSeen,
 		Key: fingerprint(d.PublicKey), EnrollExpires: d.EnrollExpires, PublicKey: d.PublicKey}
 }
 
 // Devices lists a user's devices ("" for everyone's).
-func (a *Accounts) Devices(ctx context.Context, owner string) ([]Device, error) {
+func (a *Accounts) Devices(ctx context.Context, owner string) ([]Registration, error) {
 	list, err := a.st.ListDevices(ctx, owner)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Device, 0, len(list))
+	out := make([]Registration, 0, len(list))
 	for _, d := range list {
 		out = append(out, deviceOf(d))
 	}
@@ -307,4 +308,4 @@ func (a *Accounts) Seen(ctx context.Context, id, hostname string) error {
 }
 
 // String describes a device for logs.
-func (d Device) String() string { return fmt.Sprintf("%s/%s (%s)", d.Owner, d.Name, d.ID) }
+func (d Registration) String() string { return fmt.Sprintf("%s/%s (%s)", d.Owner, d.Name, d.ID) }

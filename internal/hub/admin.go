@@ -11,7 +11,7 @@ import (
 // The hub's management on the daemon's unix socket, for the commands of
 // `corral hub` that must reach the running hub at once: whoever can open
 // the socket (mode 0600) owns the hub. The commands fall back to the
-// database when no hub answers (cli/hub.go); Watch catches up with what
+// database when no hub answers (cli/hub.go); CutRevoked catches up with what
 // changed there within RecheckDevices.
 const (
 	AdminRevokeDevice = "/admin/v1/devices/revoke"

@@ -55,31 +55,31 @@ func fingerprint(pub string) string {
 // unspent one: for a machine that lost its key (a reinstall), or a device
 // from before keys. A key it has keeps working until the token is used;
 // then the new key replaces it (and a connection with the old one is cut
-// off by Watch).
-func (a *Accounts) Enroll(ctx context.Context, owner, name string, ttl time.Duration) (Device, string, error) {
+// off by CutRevoked).
+func (a *Accounts) Enroll(ctx context.Context, owner, name string, ttl time.Duration) (Registration, string, error) {
 	ttl, err := enrollTTL(ttl)
 	if err != nil {
-		return Device{}, "", err
+		return Registration{}, "", err
 	}
 	d, err := a.device(a.st.DeviceByName(ctx, owner, name))
 	if err != nil {
-		return Device{}, "", api.Errorf(api.CodeNotFound, "%s has no device %q (add it with `corral hub device add`)", owner, name)
+		return Registration{}, "", api.Errorf(api.CodeNotFound, "%s has no device %q (add it with `corral hub device add`)", owner, name)
 	}
 	tok := newToken(enrollTokenPrefix)
 	d.EnrollExpires = time.Now().Add(ttl)
 	if err := a.st.SetEnrollment(ctx, d.ID, hashToken(tok), d.EnrollExpires); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return Device{}, "", api.Errorf(api.CodeNotFound, "no device %q", name)
+			return Registration{}, "", api.Errorf(api.CodeNotFound, "no device %q", name)
 		}
-		return Device{}, "", err
+		return Registration{}, "", err
 	}
 	return d, tok, nil
 }
 
 // DeviceByKey finds the device whose key is pub (as the link carries it).
-func (a *Accounts) DeviceByKey(ctx context.Context, pub string) (Device, bool) {
+func (a *Accounts) DeviceByKey(ctx context.Context, pub string) (Registration, bool) {
 	if _, err := devicekey.ParsePublic(pub); err != nil {
-		return Device{}, false
+		return Registration{}, false
 	}
 	d, err := a.device(a.st.DeviceByKey(ctx, pub))
 	return d, err == nil
@@ -87,9 +87,9 @@ func (a *Accounts) DeviceByKey(ctx context.Context, pub string) (Device, bool) {
 
 // DeviceByEnrollToken finds the device of an unspent enrolment token that
 // has not expired.
-func (a *Accounts) DeviceByEnrollToken(ctx context.Context, token string) (Device, bool) {
+func (a *Accounts) DeviceByEnrollToken(ctx context.Context, token string) (Registration, bool) {
 	if !strings.HasPrefix(token, enrollTokenPrefix) {
-		return Device{}, false
+		return Registration{}, false
 	}
 	d, err := a.device(a.st.DeviceByEnrollHash(ctx, hashToken(token), time.Now()))
 	return d, err == nil
@@ -97,9 +97,9 @@ func (a *Accounts) DeviceByEnrollToken(ctx context.Context, token string) (Devic
 
 // LegacyDevice finds the device of a device token of link protocol 1
 // (cd_…), which no longer lets anyone in: the hub tells it to enrol.
-func (a *Accounts) LegacyDevice(ctx context.Context, token string) (Device, bool) {
+func (a *Accounts) LegacyDevice(ctx context.Context, token string) (Registration, bool) {
 	if !strings.HasPrefix(token, deviceTokenPrefix) {
-		return Device{}, false
+		return Registration{}, false
 	}
 	d, err := a.device(a.st.DeviceByLegacyHash(ctx, hashToken(token)))
 	return d, err == nil

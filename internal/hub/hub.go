@@ -31,8 +31,8 @@ import (
 // Heartbeat is how often both ends of a link say they are alive.
 const Heartbeat = 15 * time.Second
 
-// DeviceInfo identifies a device to the hub.
-type DeviceInfo struct {
+// DeviceIdentity is who a connected device is, to the hub.
+type DeviceIdentity struct {
 	ID    string
 	Name  string
 	Owner string
@@ -50,7 +50,7 @@ type Options struct {
 	Accounts *Accounts
 	// OnUser is called once for every user whose bus comes to life, so the
 	// caller can attach notifications to it. It is called with the hub's
-	// lock held: it must not block nor call the hub (notify.Watch starts a
+	// lock held: it must not block nor call the hub (notify.FollowUser starts a
 	// goroutine of the notifier's and returns).
 	OnUser func(user string, bus *events.Bus)
 	// Heartbeat overrides the link heartbeat (tests).
@@ -103,7 +103,7 @@ type Hub struct {
 
 // device is one device's state.
 type device struct {
-	info DeviceInfo
+	info DeviceIdentity
 	peer *link.Peer // nil while offline
 	// key is the key peer proved (remote devices); connecting says a
 	// connection passed its checks and is becoming peer (claim).
@@ -202,7 +202,7 @@ func (h *Hub) load(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, d := range devs {
-		dev := &device{info: DeviceInfo{ID: d.ID, Name: d.Name, Owner: d.Owner}, lastSeen: d.LastSeen, sessions: map[string]api.Session{}, streams: map[uint32]*stream{}}
+		dev := &device{info: DeviceIdentity{ID: d.ID, Name: d.Name, Owner: d.Owner}, lastSeen: d.LastSeen, sessions: map[string]api.Session{}, streams: map[uint32]*stream{}}
 		h.devices[d.ID] = dev
 		var list []api.Session
 		for _, s := range byID[d.ID] {
@@ -218,10 +218,10 @@ func (h *Hub) load(ctx context.Context) error {
 	return nil
 }
 
-// Attach serves one connection of a device on the hub's own process (the
+// ServeLocal serves one connection of a device on the hub's own process (the
 // in-memory link of corral serve) until it ends. Remote devices come in
 // through LinkHandler, which proves their key first.
-func (h *Hub) Attach(ctx context.Context, info DeviceInfo, c link.Conn) error {
+func (h *Hub) ServeLocal(ctx context.Context, info DeviceIdentity, c link.Conn) error {
 	return h.attach(ctx, info, c, nil)
 }
 
@@ -229,7 +229,7 @@ func (h *Hub) Attach(ctx context.Context, info DeviceInfo, c link.Conn) error {
 // challenge, and for a remote device its proof, docs/protocol.md), then
 // the link. A device has one connection at a time: a second one is
 // refused while the first answers (claim).
-func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *linkAuth) error {
+func (h *Hub) attach(ctx context.Context, info DeviceIdentity, c link.Conn, auth *linkAuth) error {
 	// The connection is the hub's until it ends: Run closes it and waits.
 	leave, ok := h.g.Join()
 	defer leave()
@@ -341,7 +341,7 @@ func (h *Hub) offline(id string, peer *link.Peer) {
 var errOffline = api.Errorf(api.CodeUnavailable, "the device went offline")
 
 // onMsg handles a device's messages: its state and its terminals.
-func (h *Hub) onMsg(info DeviceInfo, peer *link.Peer, m link.Msg) {
+func (h *Hub) onMsg(info DeviceIdentity, peer *link.Peer, m link.Msg) {
 	switch m.T {
 	case link.TypeSync:
 		h.sync(info, peer, m.Sessions)
@@ -393,7 +393,7 @@ func (h *Hub) claimLocked(deviceID, sessionID string) bool {
 
 // claimReportedLocked is claimLocked for a session a connected device
 // reports, logging a refusal: that device is misbehaving.
-func (h *Hub) claimReportedLocked(info DeviceInfo, sessionID string) bool {
+func (h *Hub) claimReportedLocked(info DeviceIdentity, sessionID string) bool {
 	if h.claimLocked(info.ID, sessionID) {
 		return true
 	}
@@ -410,7 +410,7 @@ func (h *Hub) releaseLocked(deviceID, sessionID string) {
 }
 
 // stamp marks a session as one of this device's.
-func stamp(info DeviceInfo, s api.Session) api.Session {
+func stamp(info DeviceIdentity, s api.Session) api.Session {
 	if !info.Local {
 		s.Device = info.Name
 	}
@@ -419,7 +419,7 @@ func stamp(info DeviceInfo, s api.Session) api.Session {
 }
 
 // sync replaces everything the hub held for a device.
-func (h *Hub) sync(info DeviceInfo, peer *link.Peer, list []api.Session) {
+func (h *Hub) sync(info DeviceIdentity, peer *link.Peer, list []api.Session) {
 	h.mu.Lock()
 	dev := h.devices[info.ID]
 	if dev == nil || dev.peer != peer {
@@ -481,7 +481,7 @@ func (h *Hub) WaitSynced(deviceID string) <-chan struct{} {
 }
 
 // event applies one change of a device.
-func (h *Hub) event(info DeviceInfo, peer *link.Peer, ev api.Event) {
+func (h *Hub) event(info DeviceIdentity, peer *link.Peer, ev api.Event) {
 	h.mu.Lock()
 	dev := h.devices[info.ID]
 	if dev == nil || dev.peer != peer {
@@ -550,12 +550,12 @@ func (h *Hub) Kick(deviceID string) {
 	}
 }
 
-// Watch cuts off connected devices that were revoked, or whose key was
+// CutRevoked cuts off connected devices that were revoked, or whose key was
 // replaced by a new enrolment, behind the hub's back (in the database,
 // while no hub answered on the admin socket), looking every
 // RecheckDevices until ctx ends. Run runs it: a slow safety net, since the
 // management commands ask the running hub, which cuts a link at once.
-func (h *Hub) Watch(ctx context.Context) {
+func (h *Hub) CutRevoked(ctx context.Context) {
 	if h.o.Accounts == nil {
 		return
 	}

@@ -56,7 +56,7 @@ func newLimiter(perSecond float64) *limiter {
 
 // admit says whether one more message may be applied. The caller holds
 // h.mu.
-func (h *Hub) admitLocked(info DeviceInfo, dev *device) bool {
+func (h *Hub) admitLocked(info DeviceIdentity, dev *device) bool {
 	l := dev.limit
 	if l == nil {
 		return true
@@ -84,7 +84,7 @@ func (h *Hub) admitLocked(info DeviceInfo, dev *device) bool {
 
 // malformedLocked logs a malformed session a device reported, the first
 // few per connection. The caller holds h.mu.
-func (h *Hub) malformedLocked(info DeviceInfo, dev *device, err error) {
+func (h *Hub) malformedLocked(info DeviceIdentity, dev *device, err error) {
 	if dev.limit != nil {
 		dev.limit.bad++
 		if dev.limit.bad > maxMalformedWarnings {
@@ -96,7 +96,7 @@ func (h *Hub) malformedLocked(info DeviceInfo, dev *device, err error) {
 
 // overCapLocked logs, once per connection, that a device has more
 // sessions than the hub keeps. The caller holds h.mu.
-func (h *Hub) overCapLocked(info DeviceInfo, dev *device) {
+func (h *Hub) overCapLocked(info DeviceIdentity, dev *device) {
 	if !dev.capWarned {
 		dev.capWarned = true
 		h.log.Warn("device has more sessions than the hub keeps; ignoring the rest", "device", info.Name, "owner", info.Owner,

@@ -25,12 +25,12 @@ type evilDevice struct {
 	closed chan int // the close code the hub sent
 }
 
-func attachEvil(t *testing.T, h *Hub, info DeviceInfo) *evilDevice {
+func attachEvil(t *testing.T, h *Hub, info DeviceIdentity) *evilDevice {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	hubEnd, devEnd := link.Pipe()
 	done := make(chan struct{})
-	go func() { h.Attach(ctx, info, hubEnd); close(done) }()
+	go func() { h.ServeLocal(ctx, info, hubEnd); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	if _, err := link.ClientHello(ctx, devEnd, func(link.Msg) (link.Msg, error) { return link.Msg{Hostname: "evil"}, nil }); err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestHostileDeviceSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := attachEvil(t, h, DeviceInfo{ID: ids[0], Name: "box0", Owner: "alice"})
+	e := attachEvil(t, h, DeviceIdentity{ID: ids[0], Name: "box0", Owner: "alice"})
 	var list []api.Session
 	for i := range 3000 {
 		list = append(list, evilSession(fmt.Sprintf("s%d", i), "n"))
@@ -162,7 +162,7 @@ func TestHostileDeviceEventFlood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := attachEvil(t, h, DeviceInfo{ID: ids[0], Name: "box0", Owner: "alice"})
+	e := attachEvil(t, h, DeviceIdentity{ID: ids[0], Name: "box0", Owner: "alice"})
 	e.send(link.Msg{T: link.TypeSync, Seq: 1, Sessions: []api.Session{evilSession("s1", "n0")}})
 	var code int
 	sent := 0

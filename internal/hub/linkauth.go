@@ -132,15 +132,15 @@ func (h *Hub) LinkHandler() http.Handler {
 		if err != nil {
 			return
 		}
-		info := DeviceInfo{ID: d.ID, Name: d.Name, Owner: d.Owner}
+		info := DeviceIdentity{ID: d.ID, Name: d.Name, Owner: d.Owner}
 		err = h.attach(r.Context(), info, link.NewWebSocket(c, 0), auth)
 		h.log.Info("device link ended", "device", d.String(), "from", r.RemoteAddr, "key", fp, "err", err)
 	})
 }
 
-func (h *Hub) legacy(ctx context.Context, tok string) (Device, bool) {
+func (h *Hub) legacy(ctx context.Context, tok string) (Registration, bool) {
 	if tok == "" || h.o.Accounts == nil {
-		return Device{}, false
+		return Registration{}, false
 	}
 	return h.o.Accounts.LegacyDevice(ctx, tok)
 }
@@ -153,7 +153,7 @@ func errRefused(format string, args ...any) error {
 
 // prove checks a remote device's answer to the challenge, and spends its
 // enrolment token if it came with one. enrolled says it did.
-func (h *Hub) prove(ctx context.Context, info DeviceInfo, auth *linkAuth, nonce []byte, hello link.Msg) (enrolled bool, err error) {
+func (h *Hub) prove(ctx context.Context, info DeviceIdentity, auth *linkAuth, nonce []byte, hello link.Msg) (enrolled bool, err error) {
 	pub, err := devicekey.ParsePublic(auth.key)
 	if err != nil {
 		return false, errRefused("malformed device key")
@@ -194,7 +194,7 @@ func (h *Hub) prove(ctx context.Context, info DeviceInfo, auth *linkAuth, nonce 
 // does not is dead, and this one takes over once its handshake is done. A
 // live connection that proved a key which is no longer the device's (it
 // enrolled again) is replaced at once.
-func (h *Hub) claim(ctx context.Context, info DeviceInfo, auth *linkAuth, hello link.Msg) error {
+func (h *Hub) claim(ctx context.Context, info DeviceIdentity, auth *linkAuth, hello link.Msg) error {
 	h.mu.Lock()
 	dev := h.devices[info.ID]
 	if dev == nil {

@@ -9,14 +9,14 @@ import (
 var errStopped = api.Errorf(api.CodeUnavailable, "the hub is shutting down")
 
 // Run serves until ctx ends: it owns the devices' connections (Attach,
-// LinkHandler) and looks for devices revoked behind its back (Watch).
+// LinkHandler) and looks for devices revoked behind its back (CutRevoked).
 // When ctx ends it closes every connection (1001, going away: the agents
 // reconnect to the next hub), refuses new ones, and returns once every
 // connection's handler and its own loops have returned and the devices'
 // sessions are saved (Flush), with Flush's error. Call it once.
 func (h *Hub) Run(ctx context.Context) error {
 	if h.o.Accounts != nil {
-		h.g.Go(func() { h.Watch(h.stop) })
+		h.g.Go(func() { h.CutRevoked(h.stop) })
 	}
 	<-ctx.Done()
 	h.log.Debug("hub stopping", "devices", h.online())
@@ -43,9 +43,9 @@ func (h *Hub) online() int {
 // RevokeDevice revokes a user's device (Accounts.RevokeDevice) and cuts
 // its link at once: `corral hub device revoke` asks the running hub
 // through its admin socket (AdminHandler).
-func (h *Hub) RevokeDevice(ctx context.Context, owner, name string) (Device, error) {
+func (h *Hub) RevokeDevice(ctx context.Context, owner, name string) (Registration, error) {
 	if h.o.Accounts == nil {
-		return Device{}, api.Errorf(api.CodeBadRequest, "this hub takes no devices")
+		return Registration{}, api.Errorf(api.CodeBadRequest, "this hub takes no devices")
 	}
 	d, err := h.o.Accounts.RevokeDevice(ctx, owner, name)
 	if err != nil {

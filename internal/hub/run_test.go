@@ -60,7 +60,7 @@ func TestServeEndsTheLinks(t *testing.T) {
 	if online, _ := h.device(t, "laptop"); online {
 		t.Error("the device is still online")
 	}
-	if err := h.h.Attach(ctx, DeviceInfo{ID: "late", Name: "late", Owner: "alice"}, closedConn{}); !errors.Is(err, errStopped) {
+	if err := h.h.ServeLocal(ctx, DeviceIdentity{ID: "late", Name: "late", Owner: "alice"}, closedConn{}); !errors.Is(err, errStopped) {
 		t.Errorf("a device after Run: %v", err)
 	}
 }
@@ -72,7 +72,7 @@ func attachLocal(t *testing.T, h *Hub) (*link.Peer, <-chan error) {
 	hubEnd, devEnd := link.Pipe()
 	attached := make(chan error, 1)
 	go func() {
-		attached <- h.Attach(context.Background(), DeviceInfo{ID: "local", Name: "box", Owner: "alice", Local: true}, hubEnd)
+		attached <- h.ServeLocal(context.Background(), DeviceIdentity{ID: "local", Name: "box", Owner: "alice", Local: true}, hubEnd)
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -174,11 +174,11 @@ func (s *stream) Resize(cols, rows int) error {
 	return err
 }
 
-func (s *stream) Attach() {}
+func (s *stream) AddViewer() {}
 
-// Detach: the viewer left; the agent stops sending (it keeps the terminal
+// DropViewer: the viewer left; the agent stops sending (it keeps the terminal
 // a while for a viewer that comes back).
-func (s *stream) Detach() { s.Close() }
+func (s *stream) DropViewer() { s.Close() }
 
 // Close ends the relay.
 func (s *stream) Close() error {
@@ -201,7 +201,7 @@ func (s *stream) Close() error {
 }
 
 // onFrame routes output frames to their stream.
-func (h *Hub) onFrame(info DeviceInfo, peer *link.Peer, f link.Frame) {
+func (h *Hub) onFrame(info DeviceIdentity, peer *link.Peer, f link.Frame) {
 	if f.Type != link.FrameOutput {
 		return
 	}

@@ -55,7 +55,7 @@ type Notifier struct {
 	sendCtx     context.Context
 	cancelSends context.CancelFunc
 
-	// followers are the users' buses followed (Watch), on goroutines of
+	// followers are the users' buses followed (FollowUser), on goroutines of
 	// the notifier's while Run runs; those given before it are pending.
 	followers lifetime.Group
 	mu        sync.Mutex
@@ -366,7 +366,7 @@ func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) {
 // Wait waits for notifications being sent (tests).
 func (n *Notifier) Wait() { n.sending.Wait() }
 
-// Run follows the users' buses given to Watch until ctx ends, then
+// Run follows the users' buses given to FollowUser until ctx ends, then
 // returns once every follower has, and the notifications being sent have
 // been sent, or cut after sendGrace. Call it once.
 func (n *Notifier) Run(ctx context.Context) error {
@@ -391,10 +391,10 @@ func (n *Notifier) Run(ctx context.Context) error {
 	return nil
 }
 
-// Watch follows a user's bus (Follow) on a goroutine of the notifier's
+// FollowUser follows a user's bus (Follow) on a goroutine of the notifier's
 // while Run runs (from its start, if it has not started). It returns at
 // once: the hub calls it with its lock held (hub.Options.OnUser).
-func (n *Notifier) Watch(user string, bus *events.Bus) {
+func (n *Notifier) FollowUser(user string, bus *events.Bus) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.serving == nil {

@@ -242,7 +242,7 @@ func TestWebhookAndLog(t *testing.T) {
 	bus := events.New(events.Options{})
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	n.Watch("u", bus) // before Run: it follows from Run's start
+	n.FollowUser("u", bus) // before Run: it follows from Run's start
 	go func() { n.Run(rctx); close(done) }()
 	// Only live moves into needs-input or review notify.
 	waitSubscribed(t, bus)

@@ -13,10 +13,10 @@ import (
 
 const fixtures = "../../testdata/claude-code-2.1.197"
 
-// hookEvent turns one recorded hook payload into an Event. The agent has the
+// hookSignal turns one recorded hook payload into a Signal. The agent has the
 // production version of this mapping; this one is deliberately independent
 // so that the table below tests the rules, not the mapping.
-func hookEvent(t *testing.T, line []byte, at time.Time) Event {
+func hookSignal(t *testing.T, line []byte, at time.Time) Signal {
 	t.Helper()
 	var p struct {
 		Event       string          `json:"hook_event_name"`
@@ -37,7 +37,7 @@ func hookEvent(t *testing.T, line []byte, at time.Time) Event {
 	if err := json.Unmarshal(line, &p); err != nil {
 		t.Fatal(err)
 	}
-	ev := Event{At: at, ClaudeSessionID: p.SessionID, TranscriptPath: p.Transcript, Model: p.Model}
+	ev := Signal{At: at, ClaudeSessionID: p.SessionID, TranscriptPath: p.Transcript, Model: p.Model}
 	switch p.Event {
 	case "SessionStart":
 		ev.Kind, ev.Source = HookSessionStart, p.Source
@@ -67,7 +67,7 @@ func hookEvent(t *testing.T, line []byte, at time.Time) Event {
 	return ev
 }
 
-func fileEvent(t *testing.T, name string) Event {
+func fileEvent(t *testing.T, name string) Signal {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(fixtures, "sessions", name+".json"))
 	if err != nil {
@@ -82,7 +82,7 @@ func fileEvent(t *testing.T, name string) Event {
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
 	}
-	return Event{Kind: FileStatus, At: time.UnixMilli(f.StatusUpdatedAt), FileStatus: f.Status, Message: f.WaitingFor, ClaudeSessionID: f.SessionID}
+	return Signal{Kind: FileStatus, At: time.UnixMilli(f.StatusUpdatedAt), FileStatus: f.Status, Message: f.WaitingFor, ClaudeSessionID: f.SessionID}
 }
 
 // TestFixtureReplay replays the recorded hooks of the fixture scenario
@@ -108,12 +108,12 @@ func TestFixtureReplay(t *testing.T) {
 	// moments (the recording's clock); ms after 22:23:00Z.
 	base := time.Date(2026, 11, 29, 22, 23, 0, 0, time.UTC)
 	ms := func(n int) time.Time { return base.Add(time.Duration(n) * time.Millisecond) }
-	interrupt := func(at int) Event { return Event{Kind: Interrupt, At: ms(at)} }
+	interrupt := func(at int) Signal { return Signal{Kind: Interrupt, At: ms(at)} }
 
 	steps := []struct {
 		name      string
-		hookTimes []int   // one per hook of this step, in order
-		extra     []Event // other signals after the hooks (transcript)
+		hookTimes []int    // one per hook of this step, in order
+		extra     []Signal // other signals after the hooks (transcript)
 		want      api.Status
 		check     func(t *testing.T, s State, notified []bool)
 	}{
@@ -151,7 +151,7 @@ func TestFixtureReplay(t *testing.T) {
 					t.Errorf("waiting %+v tool %q after the turn", s.Waiting, s.CurrentTool)
 				}
 			}},
-		{name: "5-rejected", hookTimes: []int{25319, 25393, 25400}, extra: []Event{interrupt(28386)}, want: api.StatusIdle},
+		{name: "5-rejected", hookTimes: []int{25319, 25393, 25400}, extra: []Signal{interrupt(28386)}, want: api.StatusIdle},
 		{name: "6-interrupted-early", hookTimes: []int{31653}, want: api.StatusIdle},
 		{name: "7-busy", hookTimes: []int{36480}, want: api.StatusBusy,
 			check: func(t *testing.T, s State, _ []bool) {
@@ -179,20 +179,20 @@ func TestFixtureReplay(t *testing.T) {
 	}
 
 	s := State{}
-	s, _ = Apply(s, Event{Kind: Launched}, ms(-18000))
+	s, _ = Apply(s, Signal{Kind: Launched}, ms(-18000))
 	if s.Status != api.StatusStarting {
 		t.Fatalf("launched: %s", s.Status)
 	}
 	next := 0
 	for _, st := range steps {
 		var notified []bool
-		apply := func(ev Event) {
+		apply := func(ev Signal) {
 			var out Outcome
 			s, out = Apply(s, ev, ev.At)
 			notified = append(notified, out.Notify)
 		}
 		for _, at := range st.hookTimes {
-			apply(hookEvent(t, hooks[next], ms(at)))
+			apply(hookSignal(t, hooks[next], ms(at)))
 			next++
 		}
 		for _, ev := range st.extra {

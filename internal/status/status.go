@@ -2,10 +2,10 @@
 // state and one signal to the next state. Every source of truth about a
 // Claude session (hooks, Claude's own session file, the transcript, the
 // process tree, the screen, a person acting on the session) is turned into
-// an Event by the agent and folded in here, so the rules live in one place
+// a Signal by the agent and folded in here, so the rules live in one place
 // and are tested as a table.
 //
-// Ordering: each Event carries the time its signal was produced (a hook's
+// Ordering: each Signal carries the time its signal was produced (a hook's
 // start, the session file's statusUpdatedAt, a transcript line's timestamp).
 // A status-bearing signal older than the newest one already applied is stale:
 // it may still carry metadata (a session id, a tool name) but never moves the
@@ -69,8 +69,8 @@ const (
 	// UserPromptSubmit.
 	TurnEnded
 	PromptSeen
-	// ScreenDialog: a screen read shows a dialog (Event.Dialog). ScreenClear:
-	// a screen read shows none (Event.Screen says what it shows instead).
+	// ScreenDialog: a screen read shows a dialog (Signal.Dialog). ScreenClear:
+	// a screen read shows none (Signal.Screen says what it shows instead).
 	ScreenDialog
 	ScreenClear
 	// ClaudeStarted and ClaudeExited: the process tree.
@@ -112,8 +112,10 @@ func (k Kind) String() string {
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Event is one signal about one session. Only the fields its Kind uses are set.
-type Event struct {
+// Signal is one fact about one session, from one source (a hook, a session
+// file, the transcript, a process, the screen, a person). Only the fields
+// its Kind uses are set.
+type Signal struct {
 	Kind Kind
 	// At is when the signal was produced. Zero means "now, and not ordered"
 	// (person, process and screen signals).
@@ -238,7 +240,7 @@ type State struct {
 	// Deferred are the signals held back, in arrival order, because they
 	// would have ended a dialog that is still on the screen (at most
 	// maxDeferred: the newest are kept).
-	Deferred []Event
+	Deferred []Signal
 
 	// Hooked: this claude delivers hooks. A claude typed by hand in the pane
 	// delivers none, and its turns end by the transcript instead.
@@ -280,7 +282,7 @@ const followUpWait = 15 * time.Second
 
 // Apply folds one event into a state. It is pure: the same inputs give the
 // same result, and now is only used for events without a time.
-func Apply(s State, ev Event, now time.Time) (State, Outcome) {
+func Apply(s State, ev Signal, now time.Time) (State, Outcome) {
 	prev := s
 	ns := s.absorbMetadata(ev)
 	var out Outcome
@@ -308,7 +310,7 @@ func Apply(s State, ev Event, now time.Time) (State, Outcome) {
 // held reports whether ev must not end the dialog on the screen: the
 // session waits on a dialog a screen read confirmed, and ev is not a fact
 // about the process (which ends any dialog) or the screen itself.
-func held(s State, ev Event) bool {
+func held(s State, ev Signal) bool {
 	if s.Status != api.StatusNeedsInput || s.OnScreen == "" {
 		return false
 	}
@@ -335,7 +337,7 @@ const maxDeferred = 32
 // defer1 holds ev back until the screen says the dialog is gone. All held
 // signals are applied then, in the order they came: a Stop held behind the
 // file's idle must not be lost.
-func (s *State) defer1(ev Event) {
+func (s *State) defer1(ev Signal) {
 	d := append(s.Deferred[:len(s.Deferred):len(s.Deferred)], ev)
 	if len(d) > maxDeferred {
 		d = d[len(d)-maxDeferred:]
@@ -344,25 +346,12 @@ func (s *State) defer1(ev Event) {
 }
 
 // step applies ev's rule to s.
-func step(s State, ev Event, now time.Time) State {
+func step(s State, ev Signal, now time.Time) State {
 	at := ev.At
 	if at.IsZero() {
 		at = now
 	}
-	// fresh reports whether a timed signal is newer than every status signal
-	// applied so far, advancing the watermark. Signals without a time (a
-	// person, a process, the screen) are applied but never move it: they say
-	// nothing about the order of the others.
-	fresh := func() bool {
-		if ev.At.IsZero() {
-			return true
-		}
-		if ev.At.Before(s.Watermark) {
-			return false
-		}
-		s.Watermark = ev.At
-		return true
-	}
+	fresh := freshness(&s, ev)
 	switch ev.Kind {
 	case Launched:
 		// A launch that resumes a conversation keeps its id.
@@ -388,15 +377,7 @@ func step(s State, ev Event, now time.Time) State {
 			s.Compacting = ev.Kind == HookPreCompact
 		}
 	case HookElicitation:
-		if fresh() {
-			w := &api.Waiting{Kind: api.DialogElicitation, Message: ev.Message, Tool: ev.Tool}
-			if s.Status == api.StatusNeedsInput && s.Waiting != nil && s.Waiting.Kind == api.DialogElicitation {
-				cur := *s.Waiting
-				cur.Message, cur.Tool = ev.Message, ev.Tool
-				w = &cur
-			}
-			s.toNeedsInput(w)
-		}
+		onElicitation(&s, ev, fresh)
 	case HookElicitationResult:
 		if fresh() && s.Status == api.StatusNeedsInput {
 			s.toBusy(at)
@@ -410,27 +391,15 @@ func step(s State, ev Event, now time.Time) State {
 	case FileStatus:
 		onFileStatus(&s, ev, at, fresh)
 	case Interrupt:
-		// The transcript says the turn was interrupted: no Stop will end it.
-		s.FileIdleFrom = time.Time{}
-		if fresh() && (s.Status == api.StatusBusy || s.Status == api.StatusNeedsInput) {
-			s.toIdle()
-		}
+		onInterrupt(&s, fresh)
 	case ToolSeen:
-		// The transcript can lag, so a tool seen there is only shown while
-		// the session still works.
-		if s.Status == api.StatusBusy && ev.Tool != "" {
-			s.CurrentTool = ev.Tool
-		}
+		onToolSeen(&s, ev)
 	case AssistantText:
 		if t := snippet(ev.Message); t != "" {
 			s.LastMessage = t
 		}
 	case TurnEnded:
-		// A claude with hooks says it with Stop, first, and knows of its
-		// background agents.
-		if !s.Hooked {
-			onStop(&s, Event{Kind: HookStop, At: ev.At, Message: ev.Message}, at, fresh)
-		}
+		onTurnEnded(&s, ev, at, fresh)
 	case PromptSeen:
 		if !s.Hooked {
 			onPromptSubmit(&s, ev, at, fresh)
@@ -440,11 +409,7 @@ func step(s State, ev Event, now time.Time) State {
 	case ScreenClear:
 		onScreenClear(&s, ev, now)
 	case ClaudeStarted:
-		// A claude that corral did not launch, typed by hand in the pane:
-		// it has none of corral's hooks until one arrives.
-		if s.Status == api.StatusExited {
-			s = State{Status: api.StatusStarting, Watermark: s.Watermark}
-		}
+		onClaudeStarted(&s)
 	case ClaudeExited:
 		s.toExited()
 	case Viewed, Input:
@@ -452,28 +417,100 @@ func step(s State, ev Event, now time.Time) State {
 			s.Status = api.StatusIdle
 		}
 	case Restored:
-		s.Compacting = false
-		// The screen is read again before a dialog is trusted.
-		s.OnScreen, s.Deferred = "", nil
-		if s.Status == api.StatusBusy || s.Status == api.StatusStarting {
-			s.Status = api.StatusUnknown
-		}
+		onRestored(&s)
 	case Verified:
 		s.verify(ev.Check, at)
 	case Tick:
-		if !s.FollowUpFrom.IsZero() && !at.Before(s.FollowUpFrom.Add(followUpWait)) {
-			// The background work ended and Claude started no turn about it:
-			// its results are there to review.
-			s.FollowUpFrom = time.Time{}
-			if s.Status == api.StatusBusy {
-				s.toReview()
-			}
-		}
+		onTick(&s, at)
 	}
 	return s
 }
 
-func onSessionStart(s *State, ev Event, fresh func() bool) {
+// onToolSeen: the transcript can lag, so a tool seen there is only shown
+// while the session still works.
+func onToolSeen(s *State, ev Signal) {
+	if s.Status == api.StatusBusy && ev.Tool != "" {
+		s.CurrentTool = ev.Tool
+	}
+}
+
+// onTurnEnded: the transcript says a turn ended. A claude with hooks says
+// it with Stop, first, and knows of its background agents.
+func onTurnEnded(s *State, ev Signal, at time.Time, fresh func() bool) {
+	if !s.Hooked {
+		onStop(s, Signal{Kind: HookStop, At: ev.At, Message: ev.Message}, at, fresh)
+	}
+}
+
+// onClaudeStarted: a claude that corral did not launch, typed by hand in
+// the pane: it has none of corral's hooks until one arrives.
+func onClaudeStarted(s *State) {
+	if s.Status == api.StatusExited {
+		*s = State{Status: api.StatusStarting, Watermark: s.Watermark}
+	}
+}
+
+// freshness returns the func that reports whether a timed signal is newer
+// than every status signal applied to s so far, advancing the watermark.
+// Signals without a time (a person, a process, the screen) are applied but
+// never move it: they say nothing about the order of the others.
+func freshness(s *State, ev Signal) func() bool {
+	return func() bool {
+		if ev.At.IsZero() {
+			return true
+		}
+		if ev.At.Before(s.Watermark) {
+			return false
+		}
+		s.Watermark = ev.At
+		return true
+	}
+}
+
+func onElicitation(s *State, ev Signal, fresh func() bool) {
+	if !fresh() {
+		return
+	}
+	w := &api.Waiting{Kind: api.DialogElicitation, Message: ev.Message, Tool: ev.Tool}
+	if s.Status == api.StatusNeedsInput && s.Waiting != nil && s.Waiting.Kind == api.DialogElicitation {
+		cur := *s.Waiting
+		cur.Message, cur.Tool = ev.Message, ev.Tool
+		w = &cur
+	}
+	s.toNeedsInput(w)
+}
+
+// onInterrupt: the transcript says the turn was interrupted, so no Stop
+// will end it.
+func onInterrupt(s *State, fresh func() bool) {
+	s.FileIdleFrom = time.Time{}
+	if fresh() && (s.Status == api.StatusBusy || s.Status == api.StatusNeedsInput) {
+		s.toIdle()
+	}
+}
+
+// onRestored: after a restart, what was busy is re-verified, and the
+// screen is read again before a dialog is trusted.
+func onRestored(s *State) {
+	s.Compacting = false
+	s.OnScreen, s.Deferred = "", nil
+	if s.Status == api.StatusBusy || s.Status == api.StatusStarting {
+		s.Status = api.StatusUnknown
+	}
+}
+
+// onTick: the background work ended and Claude started no turn about it,
+// so its results are there to review.
+func onTick(s *State, at time.Time) {
+	if !s.FollowUpFrom.IsZero() && !at.Before(s.FollowUpFrom.Add(followUpWait)) {
+		s.FollowUpFrom = time.Time{}
+		if s.Status == api.StatusBusy {
+			s.toReview()
+		}
+	}
+}
+
+func onSessionStart(s *State, ev Signal, fresh func() bool) {
 	if !fresh() {
 		return
 	}
@@ -489,7 +526,7 @@ func onSessionStart(s *State, ev Event, fresh func() bool) {
 	}
 }
 
-func onSessionEnd(s *State, ev Event, fresh func() bool) {
+func onSessionEnd(s *State, ev Signal, fresh func() bool) {
 	if !fresh() {
 		return
 	}
@@ -502,7 +539,7 @@ func onSessionEnd(s *State, ev Event, fresh func() bool) {
 	}
 }
 
-func onPromptSubmit(s *State, ev Event, at time.Time, fresh func() bool) {
+func onPromptSubmit(s *State, ev Signal, at time.Time, fresh func() bool) {
 	if !fresh() {
 		return
 	}
@@ -527,7 +564,7 @@ func dialogTool(tool string) string {
 	return ""
 }
 
-func onPreToolUse(s *State, ev Event, at time.Time, fresh func() bool) {
+func onPreToolUse(s *State, ev Signal, at time.Time, fresh func() bool) {
 	if !fresh() {
 		return
 	}
@@ -547,7 +584,7 @@ func onPreToolUse(s *State, ev Event, at time.Time, fresh func() bool) {
 	s.toBusy(at)
 }
 
-func onPostToolUse(s *State, ev Event, at time.Time, fresh func() bool) {
+func onPostToolUse(s *State, ev Signal, at time.Time, fresh func() bool) {
 	if !fresh() {
 		return
 	}
@@ -560,7 +597,7 @@ func onPostToolUse(s *State, ev Event, at time.Time, fresh func() bool) {
 
 // toolWaiting describes the dialog a tool call opens, keeping what a screen
 // read already found out about the same dialog.
-func toolWaiting(cur *api.Waiting, kind string, ev Event) *api.Waiting {
+func toolWaiting(cur *api.Waiting, kind string, ev Signal) *api.Waiting {
 	w := &api.Waiting{Kind: kind, Tool: ev.Tool, Input: ev.ToolInput, Suggestions: ev.Suggestions}
 	if cur != nil && cur.DialogID != "" && (cur.Kind == kind || cur.Kind == api.DialogChoice) {
 		screen := *cur
@@ -584,7 +621,7 @@ func toolWaiting(cur *api.Waiting, kind string, ev Event) *api.Waiting {
 	return w
 }
 
-func onPermissionRequest(s *State, ev Event, fresh func() bool) {
+func onPermissionRequest(s *State, ev Signal, fresh func() bool) {
 	kind := dialogTool(ev.Tool)
 	if kind == "" {
 		kind = api.DialogPermission
@@ -608,7 +645,7 @@ func onPermissionRequest(s *State, ev Event, fresh func() bool) {
 	s.toNeedsInput(toolWaiting(s.Waiting, kind, ev))
 }
 
-func onNotification(s *State, ev Event, fresh func() bool) {
+func onNotification(s *State, ev Signal, fresh func() bool) {
 	kind := notificationWaitKind(ev.NotificationType)
 	if kind == "" || !fresh() {
 		return
@@ -625,7 +662,7 @@ func onNotification(s *State, ev Event, fresh func() bool) {
 	s.toNeedsInput(&api.Waiting{Kind: kind, Message: ev.Message})
 }
 
-func onStop(s *State, ev Event, at time.Time, fresh func() bool) {
+func onStop(s *State, ev Signal, at time.Time, fresh func() bool) {
 	if !fresh() && !s.endsFileIdle(ev.At) {
 		return
 	}
@@ -660,7 +697,7 @@ func onStop(s *State, ev Event, at time.Time, fresh func() bool) {
 	}
 }
 
-func onSubagentStart(s *State, ev Event) {
+func onSubagentStart(s *State, ev Signal) {
 	// Bind the agent's id to the oldest Agent call of its type without one.
 	for i := range s.Subagents {
 		a := &s.Subagents[i]
@@ -677,7 +714,7 @@ func onSubagentStart(s *State, ev Event) {
 // onSubagentStop forgets a subagent. It never ends the turn: the main
 // conversation's own Stop does (and a background agent's end is followed by
 // a turn Claude starts by itself).
-func onSubagentStop(s *State, ev Event, at time.Time) {
+func onSubagentStop(s *State, ev Signal, at time.Time) {
 	if ev.AgentID == "" {
 		return
 	}
@@ -718,7 +755,7 @@ func (s *State) backgroundRunning() bool {
 	return false
 }
 
-func onFileStatus(s *State, ev Event, at time.Time, fresh func() bool) {
+func onFileStatus(s *State, ev Signal, at time.Time, fresh func() bool) {
 	switch ev.FileStatus {
 	case "busy", "idle", "waiting":
 	default:
@@ -762,7 +799,7 @@ func onFileStatus(s *State, ev Event, at time.Time, fresh func() bool) {
 	}
 }
 
-func onScreenDialog(s *State, ev Event) {
+func onScreenDialog(s *State, ev Signal) {
 	if ev.Dialog == nil || ev.Fingerprint == "" {
 		return
 	}
@@ -777,7 +814,7 @@ func onScreenDialog(s *State, ev Event) {
 			w.DialogID = cur.DialogID // the same dialog, redrawn
 			// An untimed check (a safety re-verification) is answered by
 			// this read; timed signals wait for the dialog's end.
-			var keep []Event
+			var keep []Signal
 			for _, d := range s.Deferred {
 				if !d.At.IsZero() {
 					keep = append(keep, d)
@@ -824,7 +861,7 @@ func midTurn(kind string) bool {
 	return false
 }
 
-func onScreenClear(s *State, ev Event, now time.Time) {
+func onScreenClear(s *State, ev Signal, now time.Time) {
 	if s.Status != api.StatusNeedsInput {
 		return
 	}
@@ -870,7 +907,7 @@ func onScreenClear(s *State, ev Event, now time.Time) {
 
 // absorbMetadata takes identity facts from any signal, stale or not: they do
 // not depend on ordering.
-func (s State) absorbMetadata(ev Event) State {
+func (s State) absorbMetadata(ev Signal) State {
 	if ev.ClaudeSessionID != "" {
 		s.ClaudeSessionID = ev.ClaudeSessionID
 	}
@@ -907,7 +944,7 @@ func (s State) absorbMetadata(ev Event) State {
 }
 
 // withAgentCall records an Agent call, once per tool_use id.
-func withAgentCall(list []Subagent, ev Event) []Subagent {
+func withAgentCall(list []Subagent, ev Signal) []Subagent {
 	for _, a := range list {
 		if ev.ToolUseID != "" && a.ToolUseID == ev.ToolUseID {
 			return list
@@ -974,7 +1011,7 @@ func todos(input json.RawMessage) *api.Todos {
 
 // taskSignal folds a task list change: TaskCreated and TaskCompleted
 // hooks, and TaskUpdate calls (hook or transcript) that set a status.
-func (s State) taskSignal(ev Event) (State, bool) {
+func (s State) taskSignal(ev Signal) (State, bool) {
 	var id, subject, st string
 	switch {
 	case ev.Kind == HookTaskCreated:

@@ -224,13 +224,13 @@ func (s *SQLite) RemoveUser(ctx context.Context, name string, keys ...string) er
 
 const deviceCols = `id, name, owner, created_at, hostname, last_seen, public_key, enrolled_at, enroll_expires`
 
-func scanDevice(sc interface{ Scan(...any) error }) (Device, error) {
-	var d Device
+func scanDevice(sc interface{ Scan(...any) error }) (DeviceRecord, error) {
+	var d DeviceRecord
 	var created int64
 	var seen, enrolled, expires sql.NullInt64
 	var pub sql.NullString
 	if err := sc.Scan(&d.ID, &d.Name, &d.Owner, &created, &d.Hostname, &seen, &pub, &enrolled, &expires); err != nil {
-		return Device{}, err
+		return DeviceRecord{}, err
 	}
 	d.CreatedAt = time.Unix(0, created)
 	d.LastSeen, d.EnrolledAt, d.EnrollExpires = fromNanos(seen), fromNanos(enrolled), fromNanos(expires)
@@ -238,16 +238,16 @@ func scanDevice(sc interface{ Scan(...any) error }) (Device, error) {
 	return d, nil
 }
 
-func (s *SQLite) device(ctx context.Context, where string, args ...any) (Device, error) {
+func (s *SQLite) device(ctx context.Context, where string, args ...any) (DeviceRecord, error) {
 	d, err := scanDevice(s.db.QueryRowContext(ctx, `SELECT `+deviceCols+` FROM devices WHERE `+where, args...))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Device{}, fmt.Errorf("device: %w", ErrNotFound)
+		return DeviceRecord{}, fmt.Errorf("device: %w", ErrNotFound)
 	}
 	return d, err
 }
 
 // AddDevice stores a new device with an enrolment token's hash.
-func (s *SQLite) AddDevice(ctx context.Context, d Device, enrollHash string) error {
+func (s *SQLite) AddDevice(ctx context.Context, d DeviceRecord, enrollHash string) error {
 	return s.tx(ctx, func(tx *sql.Conn) error {
 		if _, err := userByName(ctx, tx, d.Owner); err != nil {
 			return err
@@ -262,42 +262,42 @@ func (s *SQLite) AddDevice(ctx context.Context, d Device, enrollHash string) err
 }
 
 // Device finds a device by id.
-func (s *SQLite) Device(ctx context.Context, id string) (Device, error) {
+func (s *SQLite) Device(ctx context.Context, id string) (DeviceRecord, error) {
 	return s.device(ctx, `id = ?`, id)
 }
 
 // DeviceByName finds a user's device by name.
-func (s *SQLite) DeviceByName(ctx context.Context, owner, name string) (Device, error) {
+func (s *SQLite) DeviceByName(ctx context.Context, owner, name string) (DeviceRecord, error) {
 	return s.device(ctx, `owner = ? AND name = ?`, owner, name)
 }
 
 // DeviceByKey finds the device of a key.
-func (s *SQLite) DeviceByKey(ctx context.Context, pub string) (Device, error) {
+func (s *SQLite) DeviceByKey(ctx context.Context, pub string) (DeviceRecord, error) {
 	if pub == "" {
-		return Device{}, ErrNotFound
+		return DeviceRecord{}, ErrNotFound
 	}
 	return s.device(ctx, `public_key = ?`, pub)
 }
 
 // DeviceByEnrollHash finds the device of an unspent, unexpired enrolment
 // token.
-func (s *SQLite) DeviceByEnrollHash(ctx context.Context, hash string, now time.Time) (Device, error) {
+func (s *SQLite) DeviceByEnrollHash(ctx context.Context, hash string, now time.Time) (DeviceRecord, error) {
 	if hash == "" {
-		return Device{}, ErrNotFound
+		return DeviceRecord{}, ErrNotFound
 	}
 	return s.device(ctx, `enroll_hash = ? AND enroll_expires > ?`, hash, now.UnixNano())
 }
 
 // DeviceByLegacyHash finds the device of a protocol 1 device token.
-func (s *SQLite) DeviceByLegacyHash(ctx context.Context, hash string) (Device, error) {
+func (s *SQLite) DeviceByLegacyHash(ctx context.Context, hash string) (DeviceRecord, error) {
 	if hash == "" {
-		return Device{}, ErrNotFound
+		return DeviceRecord{}, ErrNotFound
 	}
 	return s.device(ctx, `token_hash = ?`, hash)
 }
 
 // ListDevices lists a user's devices ("" for everyone's).
-func (s *SQLite) ListDevices(ctx context.Context, owner string) ([]Device, error) {
+func (s *SQLite) ListDevices(ctx context.Context, owner string) ([]DeviceRecord, error) {
 	q, args := `SELECT `+deviceCols+` FROM devices`, []any{}
 	if owner != "" {
 		q, args = q+` WHERE owner = ?`, append(args, owner)
@@ -307,7 +307,7 @@ func (s *SQLite) ListDevices(ctx context.Context, owner string) ([]Device, error
 		return nil, err
 	}
 	defer rows.Close()
-	out := []Device{}
+	out := []DeviceRecord{}
 	for rows.Next() {
 		d, err := scanDevice(rows)
 		if err != nil {

@@ -104,8 +104,8 @@ type Users interface {
 	RemoveUser(ctx context.Context, name string, keys ...string) error
 }
 
-// Device is a machine allowed to connect to a hub.
-type Device struct {
+// DeviceRecord is the stored row of a machine allowed to connect to a hub.
+type DeviceRecord struct {
 	ID        string
 	Name      string // unique per owner
 	Owner     string // the user's name
@@ -127,20 +127,20 @@ type Devices interface {
 	// AddDevice stores a new device with an enrolment token's hash, good
 	// until d.EnrollExpires. ErrNotFound when d.Owner is no user;
 	// ErrConflict when the owner has a device of that name.
-	AddDevice(ctx context.Context, d Device, enrollHash string) error
+	AddDevice(ctx context.Context, d DeviceRecord, enrollHash string) error
 	// Device, DeviceByName, DeviceByKey find a device; ErrNotFound.
-	Device(ctx context.Context, id string) (Device, error)
-	DeviceByName(ctx context.Context, owner, name string) (Device, error)
-	DeviceByKey(ctx context.Context, publicKey string) (Device, error)
+	Device(ctx context.Context, id string) (DeviceRecord, error)
+	DeviceByName(ctx context.Context, owner, name string) (DeviceRecord, error)
+	DeviceByKey(ctx context.Context, publicKey string) (DeviceRecord, error)
 	// DeviceByEnrollHash finds the device of an enrolment token that is
 	// unspent and unexpired at now; ErrNotFound.
-	DeviceByEnrollHash(ctx context.Context, hash string, now time.Time) (Device, error)
+	DeviceByEnrollHash(ctx context.Context, hash string, now time.Time) (DeviceRecord, error)
 	// DeviceByLegacyHash finds the device of a device token of link
 	// protocol 1 (which no longer lets anyone in); ErrNotFound.
-	DeviceByLegacyHash(ctx context.Context, hash string) (Device, error)
+	DeviceByLegacyHash(ctx context.Context, hash string) (DeviceRecord, error)
 	// ListDevices lists a user's devices ("" for everyone's), by owner and
 	// name.
-	ListDevices(ctx context.Context, owner string) ([]Device, error)
+	ListDevices(ctx context.Context, owner string) ([]DeviceRecord, error)
 	// SetEnrollment gives a device a new enrolment token's hash, good
 	// until expires, replacing an unspent one; ErrNotFound.
 	SetEnrollment(ctx context.Context, id, hash string, expires time.Time) error

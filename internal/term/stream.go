@@ -595,15 +595,15 @@ func (s *Stream) Closed() (bool, error) {
 	return s.closed, s.exitErr
 }
 
-// Attach and Detach count the viewers reading now.
-func (s *Stream) Attach() {
+// AddViewer and DropViewer count the viewers reading now.
+func (s *Stream) AddViewer() {
 	s.mu.Lock()
 	s.attached++
 	s.mu.Unlock()
 }
 
-// Detach marks a viewer gone.
-func (s *Stream) Detach() {
+// DropViewer marks a viewer gone.
+func (s *Stream) DropViewer() {
 	s.mu.Lock()
 	s.attached--
 	if s.attached == 0 {

@@ -166,8 +166,8 @@ func TestRegistryGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Add("sess", s)
-	s.Attach()
-	s.Detach()
+	s.AddViewer()
+	s.DropViewer()
 	now := time.Now()
 	r.Sweep(now.Add(30 * time.Second))
 	if _, ok := r.Get("sess", s.ID); !ok {

@@ -137,8 +137,8 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 		closeWithError(c, err)
 		return
 	}
-	t.Attach()
-	defer func() { t.Detach() }()
+	t.AddViewer()
+	defer func() { t.DropViewer() }()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 
@@ -221,9 +221,9 @@ func (s *Server) terminalWS(w http.ResponseWriter, r *http.Request) {
 			if oerr != nil {
 				err = oerr
 			} else {
-				t.Detach()
+				t.DropViewer()
 				t.Close()
-				next.Attach()
+				next.AddViewer()
 				mu.Lock()
 				t = next
 				mu.Unlock()

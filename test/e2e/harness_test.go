@@ -353,7 +353,7 @@ func newRecorder(t *testing.T, c *client.Client) *recorder {
 	go func() {
 		defer close(r.done)
 		var once sync.Once
-		err := c.Watch(ctx, 0, func(ev api.Event) error {
+		err := c.StreamEvents(ctx, 0, func(ev api.Event) error {
 			r.mu.Lock()
 			now := time.Now()
 			switch ev.Type {

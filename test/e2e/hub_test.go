@@ -759,7 +759,7 @@ func watchEvents(t *testing.T, u *hubUser) *eventLog {
 	}()
 	go func() {
 		defer el.wg.Done()
-		u.c.Watch(ctx, 0, func(ev api.Event) error {
+		u.c.StreamEvents(ctx, 0, func(ev api.Event) error {
 			b, _ := json.Marshal(ev)
 			el.add("ndjson " + string(b))
 			return nil

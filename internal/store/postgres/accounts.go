@@ -186,12 +186,12 @@ func (s *Store) RemoveUser(ctx context.Context, name string, keys ...string) err
 
 const deviceCols = `id, name, owner, created_at, hostname, last_seen, public_key, enrolled_at, enroll_expires`
 
-func scanDevice(row pgx.Row) (store.Device, error) {
-	var d store.Device
+func scanDevice(row pgx.Row) (store.DeviceRecord, error) {
+	var d store.DeviceRecord
 	var seen, enrolled, expires *time.Time
 	var pub *string
 	if err := row.Scan(&d.ID, &d.Name, &d.Owner, &d.CreatedAt, &d.Hostname, &seen, &pub, &enrolled, &expires); err != nil {
-		return store.Device{}, err
+		return store.DeviceRecord{}, err
 	}
 	d.LastSeen, d.EnrolledAt, d.EnrollExpires = fromNull(seen), fromNull(enrolled), fromNull(expires)
 	if pub != nil {
@@ -200,13 +200,13 @@ func scanDevice(row pgx.Row) (store.Device, error) {
 	return d, nil
 }
 
-func (s *Store) device(ctx context.Context, where string, args ...any) (store.Device, error) {
+func (s *Store) device(ctx context.Context, where string, args ...any) (store.DeviceRecord, error) {
 	d, err := scanDevice(s.pool.QueryRow(ctx, `SELECT `+deviceCols+` FROM devices WHERE `+where, args...))
 	return d, notFound(err, "device")
 }
 
 // AddDevice stores a new device with an enrolment token's hash.
-func (s *Store) AddDevice(ctx context.Context, d store.Device, enrollHash string) error {
+func (s *Store) AddDevice(ctx context.Context, d store.DeviceRecord, enrollHash string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO devices (id, name, owner, created_at, enroll_hash, enroll_expires) VALUES ($1, $2, $3, $4, $5, $6)`,
 		d.ID, d.Name, d.Owner, d.CreatedAt, nullText(enrollHash), nullTime(d.EnrollExpires))
 	switch {
@@ -219,46 +219,46 @@ func (s *Store) AddDevice(ctx context.Context, d store.Device, enrollHash string
 }
 
 // Device finds a device by id.
-func (s *Store) Device(ctx context.Context, id string) (store.Device, error) {
+func (s *Store) Device(ctx context.Context, id string) (store.DeviceRecord, error) {
 	return s.device(ctx, `id = $1`, id)
 }
 
 // DeviceByName finds a user's device by name.
-func (s *Store) DeviceByName(ctx context.Context, owner, name string) (store.Device, error) {
+func (s *Store) DeviceByName(ctx context.Context, owner, name string) (store.DeviceRecord, error) {
 	return s.device(ctx, `owner = $1 AND name = $2`, owner, name)
 }
 
 // DeviceByKey finds the device of a key.
-func (s *Store) DeviceByKey(ctx context.Context, pub string) (store.Device, error) {
+func (s *Store) DeviceByKey(ctx context.Context, pub string) (store.DeviceRecord, error) {
 	if pub == "" {
-		return store.Device{}, store.ErrNotFound
+		return store.DeviceRecord{}, store.ErrNotFound
 	}
 	return s.device(ctx, `public_key = $1`, pub)
 }
 
 // DeviceByEnrollHash finds the device of an unspent, unexpired enrolment
 // token.
-func (s *Store) DeviceByEnrollHash(ctx context.Context, hash string, now time.Time) (store.Device, error) {
+func (s *Store) DeviceByEnrollHash(ctx context.Context, hash string, now time.Time) (store.DeviceRecord, error) {
 	if hash == "" {
-		return store.Device{}, store.ErrNotFound
+		return store.DeviceRecord{}, store.ErrNotFound
 	}
 	return s.device(ctx, `enroll_hash = $1 AND enroll_expires > $2`, hash, now)
 }
 
 // DeviceByLegacyHash: a hub on PostgreSQL never had devices of link
 // protocol 1 (their tokens were SQLite's), so there is none to find.
-func (s *Store) DeviceByLegacyHash(ctx context.Context, hash string) (store.Device, error) {
-	return store.Device{}, fmt.Errorf("device: %w", store.ErrNotFound)
+func (s *Store) DeviceByLegacyHash(ctx context.Context, hash string) (store.DeviceRecord, error) {
+	return store.DeviceRecord{}, fmt.Errorf("device: %w", store.ErrNotFound)
 }
 
 // ListDevices lists a user's devices ("" for everyone's).
-func (s *Store) ListDevices(ctx context.Context, owner string) ([]store.Device, error) {
+func (s *Store) ListDevices(ctx context.Context, owner string) ([]store.DeviceRecord, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+deviceCols+` FROM devices WHERE $1 = '' OR owner = $1 ORDER BY owner, name, created_at`, owner)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []store.Device{}
+	out := []store.DeviceRecord{}
 	for rows.Next() {
 		d, err := scanDevice(rows)
 		if err != nil {

@@ -39,7 +39,7 @@ func Bench(b *testing.B, newDB func(testing.TB) DB) {
 		}
 		var ids []string
 		for d := range 10 {
-			dev := store.Device{ID: fmt.Sprint("dev", d), Name: fmt.Sprint("m", d), Owner: "alice", CreatedAt: t0}
+			dev := store.DeviceRecord{ID: fmt.Sprint("dev", d), Name: fmt.Sprint("m", d), Owner: "alice", CreatedAt: t0}
 			if err := s.AddDevice(ctx, dev, ""); err != nil {
 				b.Fatal(err)
 			}

@@ -107,9 +107,9 @@ func addUser(t *testing.T, s store.Store, name string) store.User {
 	return u
 }
 
-func addDevice(t *testing.T, s store.Store, owner, name string) store.Device {
+func addDevice(t *testing.T, s store.Store, owner, name string) store.DeviceRecord {
 	t.Helper()
-	d := store.Device{ID: "dev-" + owner + "-" + name, Name: name, Owner: owner, CreatedAt: t0, EnrollExpires: t0.Add(time.Hour)}
+	d := store.DeviceRecord{ID: "dev-" + owner + "-" + name, Name: name, Owner: owner, CreatedAt: t0, EnrollExpires: t0.Add(time.Hour)}
 	must(t, s.AddDevice(ctx, d, "enroll-"+d.ID))
 	return d
 }
@@ -320,9 +320,9 @@ func testDevices(t *testing.T, db DB) {
 	addDevice(t, s, "bob", "laptop") // names are per owner
 	addDevice(t, s, "alice", "desk")
 
-	wantErr(t, "a device of no user", s.AddDevice(ctx, store.Device{ID: "dx", Name: "x", Owner: "nobody", CreatedAt: t0}, "h-x"), store.ErrNotFound)
-	wantErr(t, "a second alice/laptop", s.AddDevice(ctx, store.Device{ID: "dy", Name: "laptop", Owner: "alice", CreatedAt: t0}, "h-y"), store.ErrConflict)
-	wantErr(t, "a taken enrolment hash", s.AddDevice(ctx, store.Device{ID: "dz", Name: "z", Owner: "alice", CreatedAt: t0}, "enroll-"+d.ID), store.ErrConflict)
+	wantErr(t, "a device of no user", s.AddDevice(ctx, store.DeviceRecord{ID: "dx", Name: "x", Owner: "nobody", CreatedAt: t0}, "h-x"), store.ErrNotFound)
+	wantErr(t, "a second alice/laptop", s.AddDevice(ctx, store.DeviceRecord{ID: "dy", Name: "laptop", Owner: "alice", CreatedAt: t0}, "h-y"), store.ErrConflict)
+	wantErr(t, "a taken enrolment hash", s.AddDevice(ctx, store.DeviceRecord{ID: "dz", Name: "z", Owner: "alice", CreatedAt: t0}, "enroll-"+d.ID), store.ErrConflict)
 
 	got, err := s.Device(ctx, d.ID)
 	if err != nil || got.Name != "laptop" || got.Owner != "alice" || !got.CreatedAt.Equal(t0) || !got.EnrollExpires.Equal(t0.Add(time.Hour)) ||
@@ -824,7 +824,7 @@ func testRaceEnrol(t *testing.T, db DB) {
 
 func testRaceClaim(t *testing.T, db DB) {
 	s := open(t, db)
-	var devs []store.Device
+	var devs []store.DeviceRecord
 	for i := range 6 {
 		u := fmt.Sprint("user", i)
 		addUser(t, s, u)
@@ -920,7 +920,7 @@ func testRaceWrites(t *testing.T, db DB) {
 			if err := s.SetPasswordHash(ctx, name, []byte(fmt.Sprint("hash", k))); err != nil {
 				return err
 			}
-			d := store.Device{ID: fmt.Sprint("dev-", i, "-", k), Name: fmt.Sprint("m", k), Owner: name, CreatedAt: t0}
+			d := store.DeviceRecord{ID: fmt.Sprint("dev-", i, "-", k), Name: fmt.Sprint("m", k), Owner: name, CreatedAt: t0}
 			if err := s.AddDevice(ctx, d, ""); err != nil {
 				return err
 			}

@@ -1,12 +1,12 @@
-// Package hook carries Claude Code's hook and status line payloads from the
-// short-lived `corral hook` / `corral statusline` processes to the agent over
-// a unix socket.
+// Package hookwire is the wire format of hook deliveries: it carries Claude
+// Code's hook and status line payloads from the short-lived `corral hook` /
+// `corral statusline` processes to the agent over a unix socket.
 //
 // The wire format is deliberately tiny, because Claude waits for every hook:
 // one connection per delivery, a JSON header line, then the payload bytes
 // exactly as Claude wrote them until the writer closes its side. No reply:
 // the sender never waits for the agent to process anything.
-package hook
+package hookwire
 
 import (
 	"bufio"
