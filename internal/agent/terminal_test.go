@@ -109,7 +109,10 @@ func TestTerminalOpenedBesideAnotherSize(t *testing.T) {
 	defer big.Close()
 	out, redraws := r.view(s.ID, 60, 15, "DONE-2")
 	checkTicks(t, out, ticks, redraws)
-	if redraws > 1 {
+	// One redraw is the rule. A CPU-starved tmux may apply the new size
+	// after the second mark's 1 s wait, which costs one more; the loop this
+	// test guards against never stopped (it gave up at 4).
+	if redraws > 2 {
 		t.Errorf("%d redraws", redraws)
 	}
 }
