@@ -183,7 +183,8 @@ func (a *reconciler) reconcileOnce() error {
 	}
 	a.mu.Lock()
 	var ended, watch []string
-	for _, p := range probes {
+	for i := range probes {
+		p := &probes[i] // settleLocked marks what to read once the lock is released
 		s, ok := a.sessions[p.id]
 		if !ok {
 			continue
@@ -255,7 +256,7 @@ func (a *reconciler) look1(ctx context.Context, p *probe) {
 
 // settleLocked applies what a probe found, and returns a transcript
 // directory to watch (transcripts.watchDir). The caller holds a.mu.
-func (a *reconciler) settleLocked(s *session, p probe) (watch string) {
+func (a *reconciler) settleLocked(s *session, p *probe) (watch string) {
 	if !p.running {
 		if s.claudePID != 0 && s.claudePID == p.s.claudePID {
 			s.claudePID = 0
