@@ -111,6 +111,11 @@ type device struct {
 	hello    link.Msg
 	lastSeen time.Time
 	sessions map[string]api.Session
+	// folded is the agent's sequence number of the last sync or event of
+	// peer applied to the owner's bus; foldWake is closed and replaced
+	// when it grows. A request's answer waits for it (waitFolded).
+	folded   uint64
+	foldWake chan struct{}
 
 	streams    map[uint32]*stream
 	nextStream uint32
@@ -285,6 +290,7 @@ func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *li
 	dev.info = info
 	dev.peer, dev.hello, dev.lastSeen = peer, hello, time.Now()
 	dev.connecting = false
+	dev.folded, dev.foldWake = 0, make(chan struct{})
 	dev.key = ""
 	if auth != nil {
 		dev.key = auth.key
@@ -340,11 +346,9 @@ var errOffline = api.Errorf(api.CodeUnavailable, "the device went offline")
 func (h *Hub) onMsg(info DeviceInfo, peer *link.Peer, m link.Msg) {
 	switch m.T {
 	case link.TypeSync:
-		h.sync(info, peer, m.Sessions)
+		h.sync(info, peer, m.Seq, m.Sessions)
 	case link.TypeEvent:
-		if m.Event != nil {
-			h.event(info, peer, *m.Event)
-		}
+		h.event(info, peer, m.Seq, m.Event)
 	case link.TypeTermExit, link.TypeTermRedraw:
 		h.mu.Lock()
 		dev := h.devices[info.ID]
@@ -414,14 +418,53 @@ func stamp(info DeviceInfo, s api.Session) api.Session {
 	return s
 }
 
+// foldedLocked records that the device's changes up to seq are on the
+// owner's bus (or were refused: either way nothing more will come of
+// them), and wakes the answers waiting for them. The caller holds h.mu.
+func (dev *device) foldedLocked(seq uint64) {
+	if seq > dev.folded {
+		dev.folded = seq
+		close(dev.foldWake)
+		dev.foldWake = make(chan struct{})
+	}
+}
+
+// waitFolded returns once the owner's bus holds the device's changes up
+// to its sequence number seq, which an answer from peer carried: what a
+// request changed is listed when its answer reaches the caller (the
+// seq rule, docs/protocol.md "Read your writes"). It returns ctx's error
+// if the caller gives up first, and nil at once if the connection is no
+// longer the device's (its changes will not come, and the device is
+// listed offline).
+func (h *Hub) waitFolded(ctx context.Context, deviceID string, peer *link.Peer, seq uint64) error {
+	for {
+		h.mu.Lock()
+		dev := h.devices[deviceID]
+		if dev == nil || dev.peer != peer || dev.folded >= seq {
+			h.mu.Unlock()
+			return nil
+		}
+		w := dev.foldWake
+		h.mu.Unlock()
+		select {
+		case <-w:
+		case <-peer.Done():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // sync replaces everything the hub held for a device.
-func (h *Hub) sync(info DeviceInfo, peer *link.Peer, list []api.Session) {
+func (h *Hub) sync(info DeviceInfo, peer *link.Peer, seq uint64, list []api.Session) {
 	h.mu.Lock()
 	dev := h.devices[info.ID]
 	if dev == nil || dev.peer != peer {
 		h.mu.Unlock()
 		return
 	}
+	// Waiters see it only once h.mu is released, with the change applied.
+	dev.foldedLocked(seq)
 	if !h.admitLocked(info, dev) {
 		h.mu.Unlock()
 		return
@@ -477,17 +520,19 @@ func (h *Hub) WaitSynced(deviceID string) <-chan struct{} {
 }
 
 // event applies one change of a device.
-func (h *Hub) event(info DeviceInfo, peer *link.Peer, ev api.Event) {
+func (h *Hub) event(info DeviceInfo, peer *link.Peer, seq uint64, e *api.Event) {
 	h.mu.Lock()
 	dev := h.devices[info.ID]
 	if dev == nil || dev.peer != peer {
 		h.mu.Unlock()
 		return
 	}
-	if !h.admitLocked(info, dev) {
+	dev.foldedLocked(seq) // seen once h.mu is released, with the change applied
+	if e == nil || !h.admitLocked(info, dev) {
 		h.mu.Unlock()
 		return
 	}
+	ev := *e
 	bus := h.busLocked(info.Owner)
 	var keep []api.Session
 	var gone []string
