@@ -110,7 +110,10 @@ type device struct {
 	conflict *api.DeviceConflict
 	hello    link.Msg
 	lastSeen time.Time
-	sessions map[string]api.Session
+	// ids are the device's sessions: its half of the owner index
+	// (Hub.owner is the other). Their state is on the owner's bus, the one
+	// copy of it.
+	ids map[string]bool
 	// folded is the agent's sequence number of the last sync or event of
 	// peer applied to the owner's bus; foldWake is closed and replaced
 	// when it grows. A request's answer waits for it (waitFolded).
@@ -204,15 +207,15 @@ func (h *Hub) load(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, d := range devs {
-		dev := &device{info: DeviceInfo{ID: d.ID, Name: d.Name, Owner: d.Owner}, lastSeen: d.LastSeen, sessions: map[string]api.Session{}, streams: map[uint32]*stream{}}
+		dev := &device{info: DeviceInfo{ID: d.ID, Name: d.Name, Owner: d.Owner}, lastSeen: d.LastSeen, ids: map[string]bool{}, streams: map[uint32]*stream{}}
 		h.devices[d.ID] = dev
 		var list []api.Session
 		for _, s := range byID[d.ID] {
 			s, err := cleanSession(s)
-			if err != nil || len(dev.sessions) >= h.o.MaxSessions || !h.claimLocked(d.ID, s.ID) {
+			if err != nil || len(dev.ids) >= h.o.MaxSessions || !h.claimLocked(d.ID, s.ID) {
 				continue
 			}
-			dev.sessions[s.ID] = s
+			dev.ids[s.ID] = true
 			list = append(list, s)
 		}
 		h.busLocked(d.Owner).Load(list)
@@ -283,7 +286,7 @@ func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *li
 	}
 	dev := h.devices[info.ID]
 	if dev == nil {
-		dev = &device{info: info, sessions: map[string]api.Session{}, streams: map[uint32]*stream{}}
+		dev = &device{info: info, ids: map[string]bool{}, streams: map[uint32]*stream{}}
 		h.devices[info.ID] = dev
 	}
 	old := dev.peer
@@ -332,10 +335,11 @@ func (h *Hub) offline(id string, peer *link.Peer) {
 	}
 	dev.streams = map[uint32]*stream{}
 	bus := h.busLocked(dev.info.Owner)
-	for sid, s := range dev.sessions {
-		s.Offline = true
-		dev.sessions[sid] = s
-		bus.Update(s, s.Status, false)
+	for sid := range dev.ids {
+		if s, ok := bus.Session(sid); ok {
+			s.Offline = true
+			bus.Update(s, s.Status, false)
+		}
 	}
 	h.log.Info("device offline", "device", dev.info.Name)
 }
@@ -409,12 +413,24 @@ func (h *Hub) releaseLocked(deviceID, sessionID string) {
 	}
 }
 
-// stamp marks a session as one of this device's.
+// stamp marks a session as one of this device's, as its owner's bus
+// lists it: where a device's change is folded in (foldLocked), and on an
+// answer the bus does not list (Hub.listed).
 func stamp(info DeviceInfo, s api.Session) api.Session {
 	if !info.Local {
 		s.Device = info.Name
 	}
 	s.Offline = false
+	return s
+}
+
+// foldLocked puts a session a device reported on its owner's bus, the one
+// copy of its state, and indexes it as the device's. It returns the
+// session as listed. The caller holds h.mu and claimed the id.
+func foldLocked(info DeviceInfo, dev *device, bus *events.Bus, s api.Session, prev api.Status, notify bool) api.Session {
+	s = stamp(info, s)
+	dev.ids[s.ID] = true
+	bus.Update(s, prev, notify)
 	return s
 }
 
@@ -485,19 +501,19 @@ func (h *Hub) sync(info DeviceInfo, peer *link.Peer, seq uint64, list []api.Sess
 		if !h.claimReportedLocked(info, s.ID) {
 			continue
 		}
-		s = stamp(info, s)
 		seen[s.ID] = true
-		prev := dev.sessions[s.ID].Status
-		dev.sessions[s.ID] = s
-		keep = append(keep, s)
+		var prev api.Status
+		if old, ok := bus.Session(s.ID); ok && dev.ids[s.ID] {
+			prev = old.Status
+		}
 		// A reconnect is not news: never notify from a sync.
-		bus.Update(s, prev, false)
+		keep = append(keep, foldLocked(info, dev, bus, s, prev, false))
 	}
 	var gone []string
-	for id := range dev.sessions {
+	for id := range dev.ids {
 		if !seen[id] {
 			gone = append(gone, id)
-			delete(dev.sessions, id)
+			delete(dev.ids, id)
 			h.releaseLocked(info.ID, id)
 			bus.Remove(id)
 		}
@@ -546,22 +562,19 @@ func (h *Hub) event(info DeviceInfo, peer *link.Peer, seq uint64, e *api.Event) 
 			h.malformedLocked(info, dev, err)
 			break
 		}
-		if _, known := dev.sessions[s.ID]; !known && len(dev.sessions) >= h.o.MaxSessions && !info.Local {
+		if !dev.ids[s.ID] && len(dev.ids) >= h.o.MaxSessions && !info.Local {
 			h.overCapLocked(info, dev)
 			break
 		}
 		if !h.claimReportedLocked(info, s.ID) {
 			break
 		}
-		s = stamp(info, s)
-		dev.sessions[s.ID] = s
-		bus.Update(s, ev.Prev, ev.Notify)
-		keep = append(keep, s)
+		keep = append(keep, foldLocked(info, dev, bus, s, ev.Prev, ev.Notify))
 	case api.EventRemoved:
-		if _, ok := dev.sessions[ev.ID]; !ok {
+		if !dev.ids[ev.ID] {
 			break // not this device's session
 		}
-		delete(dev.sessions, ev.ID)
+		delete(dev.ids, ev.ID)
 		h.releaseLocked(info.ID, ev.ID)
 		bus.Remove(ev.ID)
 		gone = append(gone, ev.ID)
@@ -580,7 +593,7 @@ func (h *Hub) Kick(deviceID string) {
 		p = dev.peer
 		delete(h.devices, deviceID)
 		bus := h.busLocked(dev.info.Owner)
-		for id := range dev.sessions {
+		for id := range dev.ids {
 			h.releaseLocked(deviceID, id)
 			bus.Remove(id)
 		}

@@ -198,7 +198,7 @@ func (h *Hub) claim(ctx context.Context, info DeviceInfo, auth *linkAuth, hello 
 	h.mu.Lock()
 	dev := h.devices[info.ID]
 	if dev == nil {
-		dev = &device{info: info, sessions: map[string]api.Session{}, streams: map[uint32]*stream{}}
+		dev = &device{info: info, ids: map[string]bool{}, streams: map[uint32]*stream{}}
 		h.devices[info.ID] = dev
 	}
 	if dev.connecting {
