@@ -79,6 +79,8 @@ type Agent struct {
 	started  time.Time
 	// streams are the terminals attached by viewers.
 	streams *term.Registry
+	// timelines are the views of the transcripts being read (timeline.go).
+	timelines timelines
 
 	mu       sync.Mutex
 	sessions map[string]*session

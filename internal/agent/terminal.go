@@ -3,12 +3,10 @@ package agent
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/term"
 	"github.com/corral-dev/corral/internal/tmux"
@@ -178,44 +176,3 @@ func (a *Agent) scrollback(ctx context.Context, id string) []byte {
 	return b.Bytes()
 }
 
-// timelineTail is how much of a transcript's end the timeline reads.
-const (
-	timelineTail  = 4 << 20
-	timelineItems = 1000
-)
-
-// Timeline returns the readable view of a session's transcript: its last
-// items. Read on demand from the transcript's tail, so nothing is held in
-// memory for sessions nobody reads.
-func (a *Agent) Timeline(ctx context.Context, req api.SessionRef) (api.Timeline, error) {
-	id := req.ID
-	a.mu.Lock()
-	s, err := a.getLocked(id)
-	if err != nil {
-		a.mu.Unlock()
-		return api.Timeline{}, err
-	}
-	path := s.transcript(a.cfg.ClaudeDir)
-	a.mu.Unlock()
-	tl := api.Timeline{Items: []api.TimelineItem{}}
-	if path == "" {
-		return tl, nil
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return tl, nil // no transcript yet
-	}
-	entries, err := claude.ReadTail(path, timelineTail)
-	if err != nil {
-		return tl, api.Errorf(api.CodeInternal, "read transcript: %v", err)
-	}
-	items := claude.Timeline(entries)
-	if len(items) > timelineItems {
-		items = items[len(items)-timelineItems:]
-	}
-	tl.Items = items
-	// The file only grows (or is replaced): size and time say whether the
-	// view changed.
-	tl.Version = uint64(fi.Size())<<20 ^ uint64(fi.ModTime().UnixNano())
-	return tl, nil
-}

@@ -59,7 +59,8 @@ func appendLine(b *testing.B, path string, line []byte) {
 // BenchmarkTimelinePerEvent is the server's cost of one event for a
 // reader of the timeline of a 10 MiB transcript: Claude appends a line,
 // and the timeline is answered again as the agent answers it (read,
-// build, encode). docs/benchmarks.md §8.
+// build, encode): "full" as it did before deltas, rereading the tail;
+// "delta" as it does now. docs/benchmarks.md §8.
 func BenchmarkTimelinePerEvent(b *testing.B) {
 	b.Run("full", func(b *testing.B) {
 		path, next := benchTranscript(b, 10<<20)
@@ -77,6 +78,33 @@ func BenchmarkTimelinePerEvent(b *testing.B) {
 				items = items[len(items)-1000:]
 			}
 			out, err := json.Marshal(api.Timeline{Items: items})
+			if err != nil {
+				b.Fatal(err)
+			}
+			bytes += len(out)
+		}
+		b.ReportMetric(float64(bytes)/float64(b.N), "answer-B/op")
+	})
+	b.Run("delta", func(b *testing.B) {
+		path, next := benchTranscript(b, 10<<20)
+		// What the agent does now (agent.Timeline): a view made at the
+		// reader's first request, then what changed since its cursor.
+		v := NewTimelineView(path, 4<<20, 1000)
+		d, err := v.Since("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cursor := d.Cursor
+		var bytes int
+		b.ResetTimer()
+		for b.Loop() {
+			appendLine(b, path, next())
+			d, err := v.Since(cursor)
+			if err != nil || d.Reset {
+				b.Fatal(err, d.Reset)
+			}
+			cursor = d.Cursor
+			out, err := json.Marshal(api.Timeline{Items: d.Items, Cursor: d.Cursor})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -233,12 +233,25 @@ export interface DownloadResult {
 }
 
 /**
- * Timeline is the readable view of a session's transcript: its last items,
- * and a version that changes whenever they do.
+ * TimelineRequest asks for a session's timeline: all of it, or with Since
+ * (the Cursor of an earlier answer) only what changed after.
+ */
+export interface TimelineRequest {
+  since?: string;
+}
+
+/**
+ * Timeline is the readable view of a session's transcript. With Reset, Items
+ * are its last items (at most 1000) and replace what the reader held;
+ * without, they are the items new or changed since the request's Since, in
+ * timeline order: a changed one (a tool call whose result came, a prompt
+ * whose turn changed a file) replaces the item of its ID, a new one is
+ * appended. Cursor is what to send as Since next time.
  */
 export interface Timeline {
   items: TimelineItem[] | null;
-  version: number;
+  reset?: boolean;
+  cursor: string;
 }
 
 /**
@@ -852,8 +865,8 @@ export interface OpTypes {
   viewed: { req: Empty; res: void };
   /** fetch a URL (https or s3) into a session's directory */
   download: { req: DownloadRequest; res: DownloadResult };
-  /** the readable conversation: the transcript's last items */
-  timeline: { req: Empty; res: Timeline };
+  /** the readable conversation: the transcript's last items, or with since what changed after */
+  timeline: { req: TimelineRequest; res: Timeline };
   /** the git status of a session's folder: branch, and every changed file with its line counts */
   git_status: { req: Empty; res: GitStatus };
   /** the diff of a session's folder (unstaged or staged, or one file), as unified diff text */
