@@ -175,4 +175,3 @@ func (a *Agent) scrollback(ctx context.Context, id string) []byte {
 	b.WriteString(strings.Repeat("\r\n", 200))
 	return b.Bytes()
 }
-
