@@ -45,6 +45,7 @@ type Bus struct {
 	ring     []api.Event // circular, len <= opts.Ring
 	ringHead int         // index of the oldest event once full
 	sessions map[string]api.Session
+	devices  map[string]api.Device // by id (a hub's)
 	subs     map[*Sub]struct{}
 	// snap is the last snapshot made, shared by every subscriber that
 	// starts at the same sequence number: with thousands of sessions it is
@@ -67,7 +68,7 @@ func New(opts Options) *Bus {
 	if opts.FirstSeq == 0 {
 		opts.FirstSeq = uint64(opts.Now().UnixMicro())
 	}
-	return &Bus{opts: opts, seq: opts.FirstSeq, sessions: map[string]api.Session{}, subs: map[*Sub]struct{}{}}
+	return &Bus{opts: opts, seq: opts.FirstSeq, sessions: map[string]api.Session{}, devices: map[string]api.Device{}, subs: map[*Sub]struct{}{}}
 }
 
 // Seq is the sequence number of the last published event.
@@ -125,6 +126,75 @@ func (b *Bus) Remove(id string) (api.Event, bool) {
 	}
 	delete(b.sessions, id)
 	return b.publishLocked(api.Event{Type: api.EventRemoved, ID: id}), true
+}
+
+// Devices returns the latest state of every device, by name.
+func (b *Bus) Devices() []api.Device {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.devicesLocked()
+}
+
+func (b *Bus) devicesLocked() []api.Device {
+	if len(b.devices) == 0 {
+		return nil
+	}
+	out := make([]api.Device, 0, len(b.devices))
+	for _, d := range b.devices {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// UpdateDevice records a device's new state and publishes it, unless it
+// did not change.
+func (b *Bus) UpdateDevice(d api.Device) (api.Event, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old, ok := b.devices[d.ID]; ok && sameDevice(old, d) {
+		return api.Event{}, false
+	}
+	b.devices[d.ID] = d
+	cp := d
+	return b.publishLocked(api.Event{Type: api.EventDevice, Device: &cp}), true
+}
+
+// sameDevice says whether publishing b after a would tell nothing new.
+func sameDevice(a, b api.Device) bool {
+	ca, cb := a.Conflict, b.Conflict
+	if (ca == nil) != (cb == nil) || ca != nil && (!ca.At.Equal(cb.At) || ca.Count != cb.Count || ca.Address != cb.Address || ca.Hostname != cb.Hostname) {
+		return false
+	}
+	if !a.LastSeen.Equal(b.LastSeen) {
+		return false
+	}
+	a.Conflict, b.Conflict, a.LastSeen, b.LastSeen = nil, nil, time.Time{}, time.Time{}
+	return a == b
+}
+
+// RemoveDevice forgets a device and publishes its removal.
+func (b *Bus) RemoveDevice(id string) (api.Event, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.devices[id]; !ok {
+		return api.Event{}, false
+	}
+	delete(b.devices, id)
+	return b.publishLocked(api.Event{Type: api.EventDeviceRemoved, ID: id}), true
+}
+
+// Notify publishes a notification. It is news, not state: a snapshot does
+// not carry it (the notification log does).
+func (b *Bus) Notify(n api.Notification) api.Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.publishLocked(api.Event{Type: api.EventNotification, Notification: &n})
 }
 
 // Load sets the initial sessions without publishing anything: the state a
@@ -245,7 +315,7 @@ func (b *Bus) Subscribe(since uint64) *Sub {
 // again only after the sessions changed.
 func (b *Bus) snapshotLocked() api.Event {
 	if !b.snapOK || b.snap.Seq != b.seq {
-		ev := api.Event{Seq: b.seq, Type: api.EventSnapshot, Time: b.opts.Now(), Sessions: b.sessionsLocked()}
+		ev := api.Event{Seq: b.seq, Type: api.EventSnapshot, Time: b.opts.Now(), Sessions: b.sessionsLocked(), Devices: b.devicesLocked()}
 		ev.JSON, _ = json.Marshal(ev)
 		b.snap, b.snapOK = ev, true
 	}

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
@@ -209,6 +208,7 @@ func (h *Hub) load(ctx context.Context) error {
 	for _, d := range devs {
 		dev := &device{info: DeviceInfo{ID: d.ID, Name: d.Name, Owner: d.Owner}, lastSeen: d.LastSeen, ids: map[string]bool{}, streams: map[uint32]*stream{}}
 		h.devices[d.ID] = dev
+		h.deviceChangedLocked(dev)
 		var list []api.Session
 		for _, s := range byID[d.ID] {
 			s, err := cleanSession(s)
@@ -303,6 +303,7 @@ func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *li
 	if !info.Local {
 		dev.limit = newLimiter(h.o.EventRate)
 	}
+	h.deviceChangedLocked(dev)
 	h.mu.Unlock()
 	if old != nil {
 		// claim found it dead, or proving a key that is no longer the
@@ -330,6 +331,7 @@ func (h *Hub) offline(id string, peer *link.Peer) {
 	}
 	dev.peer = nil
 	dev.lastSeen = time.Now()
+	h.deviceChangedLocked(dev)
 	for _, st := range dev.streams {
 		st.fail(errOffline)
 	}
@@ -593,6 +595,7 @@ func (h *Hub) Kick(deviceID string) {
 		p = dev.peer
 		delete(h.devices, deviceID)
 		bus := h.busLocked(dev.info.Owner)
+		bus.RemoveDevice(deviceID)
 		for id := range dev.ids {
 			h.releaseLocked(deviceID, id)
 			bus.Remove(id)
@@ -621,6 +624,7 @@ func (h *Hub) Watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		h.expireConflicts()
 		type live struct{ id, key string }
 		h.mu.Lock()
 		var devs []live
@@ -657,18 +661,37 @@ func (h *Hub) cut(deviceID, key string) {
 	}
 }
 
-// DevicesOf lists a user's devices.
+// DevicesOf lists a user's devices, as their bus holds them.
 func (h *Hub) DevicesOf(user string) []api.Device {
+	list := h.Bus(user).Devices()
+	if list == nil {
+		list = []api.Device{}
+	}
+	return list
+}
+
+// apiDevice is the device as its owner sees it.
+func (d *device) apiDevice() api.Device {
+	return api.Device{ID: d.info.ID, Name: d.info.Name, Online: d.peer != nil, Hostname: d.hello.Hostname,
+		OS: d.hello.OS, Version: d.hello.Version, LastSeen: d.lastSeen, Key: fingerprint(d.key), Conflict: d.shownConflict()}
+}
+
+// deviceChangedLocked publishes a device's state on its owner's bus (a
+// device event), the one copy of it that readers see. The caller holds
+// h.mu.
+func (h *Hub) deviceChangedLocked(dev *device) {
+	h.busLocked(dev.info.Owner).UpdateDevice(dev.apiDevice())
+}
+
+// expireConflicts publishes the devices whose conflict is no longer shown
+// (conflictShown after the latest refusal); the bus drops those that did
+// not change.
+func (h *Hub) expireConflicts() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []api.Device
 	for _, d := range h.devices {
-		if d.info.Owner != user {
-			continue
+		if d.conflict != nil && d.shownConflict() == nil {
+			h.deviceChangedLocked(d)
 		}
-		out = append(out, api.Device{ID: d.info.ID, Name: d.info.Name, Online: d.peer != nil, Hostname: d.hello.Hostname,
-			OS: d.hello.OS, Version: d.hello.Version, LastSeen: d.lastSeen, Key: fingerprint(d.key), Conflict: d.shownConflict()})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }

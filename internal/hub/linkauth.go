@@ -249,6 +249,7 @@ func (h *Hub) conflictLocked(dev *device, auth *linkAuth, hello link.Msg) error 
 		c.Address = auth.from
 	}
 	dev.conflict = c
+	h.deviceChangedLocked(dev)
 	h.log.Warn("another machine is using a device's identity: a second connection was refused while the first is connected and answers",
 		"device", dev.info.Name, "owner", dev.info.Owner, "from", c.Address, "host", c.Hostname, "connected_host", cleanText(dev.hello.Hostname), "refused", c.Count)
 	return &link.CloseError{Code: link.StatusConflict, Reason: fmt.Sprintf(

@@ -184,3 +184,40 @@ func TestSeqRule(t *testing.T) {
 	}
 	waitFor(t, "offline", func() bool { s, _ := bus.Session("s1"); return s.Offline })
 }
+
+// TestDeviceEvents: a device's state reaches its owner's bus as device
+// events (connected, offline), and its owner's device list is the bus's.
+func TestDeviceEvents(t *testing.T) {
+	h, err := New(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := h.Bus("alice")
+	sub := bus.Subscribe(0)
+	defer sub.Close()
+	next := func() api.Event {
+		t.Helper()
+		select {
+		case ev := <-sub.C():
+			return ev
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event")
+		}
+		return api.Event{}
+	}
+	next() // the snapshot
+	d := attachSeqDevice(t, h, DeviceInfo{ID: "d1", Name: "laptop", Owner: "alice"})
+	if ev := next(); ev.Type != api.EventDevice || !ev.Device.Online || ev.Device.Name != "laptop" || ev.Device.Hostname != "seq" {
+		t.Fatalf("on connect: %+v", ev)
+	}
+	if l := h.DevicesOf("alice"); len(l) != 1 || !l[0].Online {
+		t.Fatalf("devices %+v", l)
+	}
+	d.p.Close(link.StatusGoingAway, "bye")
+	if ev := next(); ev.Type != api.EventDevice || ev.Device.Online {
+		t.Fatalf("offline: %+v", ev)
+	}
+	if l := h.DevicesOf("bob"); len(l) != 0 {
+		t.Errorf("bob sees %+v", l)
+	}
+}

@@ -336,16 +336,22 @@ func clip(s string, n int) string {
 
 // Handle sends the notifications an event of user's sessions calls for: to
 // that user's subscriptions and webhook only. It logs the notification at
-// once and sends in the background.
-func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) {
+// once, sends in the background, and returns it (false: the event calls
+// for none).
+func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) (api.Notification, bool) {
 	m, ok := MessageFor(ev)
 	if !ok {
-		return
+		return api.Notification{}, false
 	}
-	if _, err := n.store.AddNotification(ctx, store.Notification{
+	out := api.Notification{Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason,
+		Title: m.Title, Message: m.Body}
+	id, err := n.store.AddNotification(ctx, store.Notification{
 		User: user, Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason, Message: m.Body,
-	}); err != nil {
+	})
+	if err != nil {
 		n.log.Error("notification log", "err", err)
+	} else {
+		out.ID = id
 	}
 	n.sending.Add(1)
 	go func() {
@@ -357,6 +363,7 @@ func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) {
 		n.push(ctx, user, m)
 		n.callWebhook(ctx, user, m)
 	}()
+	return out, true
 }
 
 // Wait waits for notifications being sent (tests).
@@ -518,7 +525,11 @@ func (n *Notifier) Follow(ctx context.Context, user string, bus *events.Bus) {
 				continue
 			}
 			last = ev.Seq
-			n.Handle(ctx, user, ev)
+			if nt, ok := n.Handle(ctx, user, ev); ok {
+				// The pages of the user show it in the same words
+				// (a notification event, docs/web-protocol.md).
+				bus.Notify(nt)
+			}
 		}
 		stop()
 		sub.Close()

@@ -8,7 +8,7 @@ export type Empty = Record<string, never>;
 export type DialogKind = 'permission' | 'question' | 'plan' | 'trust' | 'api_key' | 'elicitation' | 'bypass_permissions' | 'mcp_server' | 'settings_error' | 'choice';
 
 /** EventType names what an Event reports. */
-export type EventType = 'snapshot' | 'session' | 'removed' | 'resync';
+export type EventType = 'snapshot' | 'session' | 'removed' | 'resync' | 'device' | 'device_removed' | 'notification';
 
 /** Kind says what a session runs. */
 export type Kind = 'claude' | 'shell' | 'external';
@@ -407,8 +407,15 @@ export interface CorralEvent {
   time: string;
   session?: Session;
   sessions?: Session[];
-  /** for removed */
+  /** for removed and device_removed */
   id?: string;
+  /**
+   * Device is the machine of a device event; Devices are the user's
+   * machines in a snapshot (a hub's).
+   */
+  device?: Device;
+  devices?: Device[];
+  notification?: Notification;
   /** Prev is the status before this change (session events only). */
   prev?: Status;
   /**
@@ -701,6 +708,26 @@ export interface DirEntry {
   name: string;
   path: string;
   is_dir: boolean;
+}
+
+/**
+ * Notification is what alerted a person about a session: its reason (the
+ * status, needs-input or review) and its words.
+ */
+export interface Notification {
+  /** ID is the notification log's id (0 when the log failed). */
+  id?: number;
+  time: string;
+  device?: string;
+  session_id: string;
+  session_name: string;
+  reason: string;
+  /**
+   * Title names the session and what happened ("laptop/work needs
+   * you"); Message says more ("Allow Bash: make test?").
+   */
+  title: string;
+  message?: string;
 }
 
 /** Option is one numbered choice of a dialog on the screen. */
