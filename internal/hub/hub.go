@@ -280,6 +280,7 @@ func (h *Hub) attach(ctx context.Context, info DeviceInfo, c link.Conn, auth *li
 	h.mu.Lock()
 	if h.kicked[info.ID] {
 		delete(h.devices, info.ID) // claim's
+		h.busLocked(info.Owner).RemoveDevice(info.ID)
 		h.mu.Unlock()
 		peer.Close(link.StatusPolicy, "device revoked")
 		return peer.Run(ctx)

@@ -200,6 +200,7 @@ func (h *Hub) claim(ctx context.Context, info DeviceInfo, auth *linkAuth, hello 
 	if dev == nil {
 		dev = &device{info: info, ids: map[string]bool{}, streams: map[uint32]*stream{}}
 		h.devices[info.ID] = dev
+		h.deviceChangedLocked(dev) // listed, offline, until the handshake ends
 	}
 	if dev.connecting {
 		// Another connection is in its handshake: two at once is two
