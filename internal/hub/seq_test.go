@@ -207,7 +207,11 @@ func TestDeviceEvents(t *testing.T) {
 	}
 	next() // the snapshot
 	d := attachSeqDevice(t, h, DeviceInfo{ID: "d1", Name: "laptop", Owner: "alice"})
-	if ev := next(); ev.Type != api.EventDevice || !ev.Device.Online || ev.Device.Name != "laptop" || ev.Device.Hostname != "seq" {
+	// Listed from the handshake on (offline), then online.
+	if ev := next(); ev.Type != api.EventDevice || ev.Device.Online || ev.Device.Name != "laptop" {
+		t.Fatalf("in the handshake: %+v", ev)
+	}
+	if ev := next(); ev.Type != api.EventDevice || !ev.Device.Online || ev.Device.Hostname != "seq" {
 		t.Fatalf("on connect: %+v", ev)
 	}
 	if l := h.DevicesOf("alice"); len(l) != 1 || !l[0].Online {
