@@ -64,7 +64,7 @@ type Config struct {
 	// Store is the open database (the caller owns it).
 	Store *store.SQLite
 	// Bus receives every change (default: a new one).
-	Bus    *events.Bus
+	Bus    *events.Feed
 	Logger *slog.Logger
 }
 
@@ -74,7 +74,7 @@ type Agent struct {
 	log      *slog.Logger
 	tmux     *tmux.Server
 	store    *store.SQLite
-	bus      *events.Bus
+	bus      *events.Feed
 	settings string // path of the generated Claude settings file
 	started  time.Time
 	// streams are the terminals attached by viewers.
@@ -212,7 +212,7 @@ func (a *Agent) warn(msg string, args ...any) {
 }
 
 // Bus is where the agent publishes.
-func (a *Agent) Bus() *events.Bus { return a.bus }
+func (a *Agent) Bus() *events.Feed { return a.bus }
 
 // Roots are the directories the agent lists (Config.Roots, or the home).
 func (a *Agent) Roots() []string { return append([]string(nil), a.cfg.Roots...) }

@@ -276,7 +276,7 @@ func (h *Hub) OpenTerminal(ctx context.Context, id string, cols, rows int, resum
 }
 
 // BusOf is for callers that attach to one user's events (notifications).
-func (h *Hub) BusOf(user string) *events.Bus { return h.Bus(user) }
+func (h *Hub) BusOf(user string) *events.Feed { return h.Bus(user) }
 
 // String names a device for messages.
 func (d *device) String() string { return fmt.Sprintf("%s/%s", d.info.Owner, d.info.Name) }

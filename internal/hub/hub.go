@@ -50,7 +50,7 @@ type Options struct {
 	// caller can attach notifications to it. It is called with the hub's
 	// lock held: it must not block nor call the hub (notify.Watch starts a
 	// goroutine of the notifier's and returns).
-	OnUser func(user string, bus *events.Bus)
+	OnUser func(user string, bus *events.Feed)
 	// Heartbeat overrides the link heartbeat (tests).
 	Heartbeat time.Duration
 	// RecheckDevices is how often Run looks in the database for devices
@@ -76,9 +76,9 @@ type Hub struct {
 	id  string
 
 	mu      sync.Mutex
-	users   map[string]*events.Bus // by owner
-	devices map[string]*device     // by device id
-	owner   map[string]string      // session id -> device id
+	users   map[string]*events.Feed // by owner
+	devices map[string]*device      // by device id
+	owner   map[string]string       // session id -> device id
 	// synced holds channels closed at a device's next sync.
 	synced map[string][]chan struct{}
 	// kicked are the devices revoked while the hub runs: a connection of
@@ -145,7 +145,7 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 	if o.RecheckDevices <= 0 {
 		o.RecheckDevices = time.Minute
 	}
-	h := &Hub{o: o, log: o.Logger, users: map[string]*events.Bus{}, devices: map[string]*device{}, owner: map[string]string{}, synced: map[string][]chan struct{}{},
+	h := &Hub{o: o, log: o.Logger, users: map[string]*events.Feed{}, devices: map[string]*device{}, owner: map[string]string{}, synced: map[string][]chan struct{}{},
 		kicked: map[string]bool{}}
 	h.stop, h.stopFn = context.WithCancel(context.Background())
 	id, err := loadHubID(ctx, o.Store)
@@ -162,7 +162,7 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 
 // bus returns a user's event bus, making it on first use. The caller holds
 // h.mu.
-func (h *Hub) busLocked(user string) *events.Bus {
+func (h *Hub) busLocked(user string) *events.Feed {
 	b, ok := h.users[user]
 	if !ok {
 		b = events.New(events.Options{})
@@ -175,7 +175,7 @@ func (h *Hub) busLocked(user string) *events.Bus {
 }
 
 // Bus returns a user's event bus.
-func (h *Hub) Bus(user string) *events.Bus {
+func (h *Hub) Bus(user string) *events.Feed {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.busLocked(user)
@@ -430,7 +430,7 @@ func stamp(info DeviceInfo, s api.Session) api.Session {
 // foldLocked puts a session a device reported on its owner's bus, the one
 // copy of its state, and indexes it as the device's. It returns the
 // session as listed. The caller holds h.mu and claimed the id.
-func foldLocked(info DeviceInfo, dev *device, bus *events.Bus, s api.Session, prev api.Status, notify bool) api.Session {
+func foldLocked(info DeviceInfo, dev *device, bus *events.Feed, s api.Session, prev api.Status, notify bool) api.Session {
 	s = stamp(info, s)
 	dev.ids[s.ID] = true
 	bus.Update(s, prev, notify)

@@ -64,7 +64,7 @@ type Notifier struct {
 // follow is a user's bus to follow.
 type follow struct {
 	user string
-	bus  *events.Bus
+	bus  *events.Feed
 }
 
 // sendGrace is how long Run, at its end, lets the sends in flight finish
@@ -397,7 +397,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 // Watch follows a user's bus (Follow) on a goroutine of the notifier's
 // while Run runs (from its start, if it has not started). It returns at
 // once: the hub calls it with its lock held (hub.Options.OnUser).
-func (n *Notifier) Watch(user string, bus *events.Bus) {
+func (n *Notifier) Watch(user string, bus *events.Feed) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.serving == nil {
@@ -513,7 +513,7 @@ func isNtfy(raw string) bool {
 // Follow handles the events of one user's bus from now on until ctx ends.
 // A subscription that fell behind resumes from the last event it handled,
 // so no notification is skipped.
-func (n *Notifier) Follow(ctx context.Context, user string, bus *events.Bus) {
+func (n *Notifier) Follow(ctx context.Context, user string, bus *events.Feed) {
 	last := bus.Seq()
 	for ctx.Err() == nil {
 		sub := bus.Subscribe(last)

@@ -284,7 +284,7 @@ func TestWebhookAndLog(t *testing.T) {
 	}
 }
 
-func waitSubscribed(t *testing.T, bus *events.Bus) {
+func waitSubscribed(t *testing.T, bus *events.Feed) {
 	deadline := time.Now().Add(5 * time.Second)
 	for bus.Subscribers() == 0 {
 		if time.Now().After(deadline) {
