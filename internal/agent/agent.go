@@ -67,7 +67,7 @@ type Config struct {
 	// Store is the open database (the caller owns it).
 	Store *store.SQLite
 	// Bus receives every change (default: a new one).
-	Bus    *events.Bus
+	Bus    *events.Feed
 	Logger *slog.Logger
 }
 
@@ -86,7 +86,7 @@ type Agent struct {
 	log      *slog.Logger
 	tmux     *tmux.Server
 	store    *store.SQLite
-	bus      *events.Bus
+	bus      *events.Feed
 	settings string // path of the generated Claude settings file
 	started  time.Time
 	metrics  *metrics.Metrics
@@ -199,7 +199,7 @@ func New(cfg Config) (*Agent, error) {
 }
 
 // Bus is where the agent publishes.
-func (a *Agent) Bus() *events.Bus { return a.bus }
+func (a *Agent) Bus() *events.Feed { return a.bus }
 
 // Roots are the directories the agent lists (Config.Roots, or the home).
 func (a *Agent) Roots() []string { return append([]string(nil), a.cfg.Roots...) }

@@ -65,7 +65,7 @@ func (a *Agent) OpenTerminal(ctx context.Context, id string, cols, rows int, res
 
 // Timeline returns the readable view of a session's transcript
 // (views.Timeline).
-func (a *Agent) Timeline(ctx context.Context, req api.SessionRef) (api.Timeline, error) {
+func (a *Agent) Timeline(ctx context.Context, req api.TimelineRequest) (api.Timeline, error) {
 	return a.views.Timeline(ctx, req)
 }
 

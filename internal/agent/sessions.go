@@ -35,7 +35,7 @@ func (a *Agent) Session(ctx context.Context, req api.SessionRef) (api.Session, e
 	return s, nil
 }
 
-// Subscribe streams changes (see events.Bus.Subscribe).
+// Subscribe streams changes (see events.Feed.Subscribe).
 func (a *Agent) Subscribe(ctx context.Context, since uint64) (*events.Sub, error) {
 	return a.bus.Subscribe(since), nil
 }

@@ -3,12 +3,10 @@ package agent
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
-	"github.com/corral-dev/corral/internal/claude/transcript"
 	"github.com/corral-dev/corral/internal/metrics"
 	"github.com/corral-dev/corral/internal/proc"
 	"github.com/corral-dev/corral/internal/term"
@@ -23,6 +21,8 @@ type views struct {
 	// their output and redraws (TermStats).
 	streams   *term.Registry
 	termStats term.Stats
+	// timelines are the views of the transcripts being read (timeline.go).
+	timelines timelines
 }
 
 // TermStats is what the terminal streams did, for metrics.
@@ -40,12 +40,6 @@ const (
 
 // attachResize bounds the wait for a new client's size to reach the window.
 const attachResize = time.Second
-
-// timelineTail is how much of a transcript's end the timeline reads.
-const (
-	timelineTail  = 4 << 20
-	timelineItems = 1000
-)
 
 // OpenTerminal attaches a viewer to a session's terminal. With a resume
 // stream id and offset it continues that stream when it still can; else it
@@ -199,42 +193,6 @@ func (a *views) scrollback(ctx context.Context, id string) []byte {
 	}
 	b.WriteString(strings.Repeat("\r\n", 200))
 	return b.Bytes()
-}
-
-// Timeline returns the readable view of a session's transcript: its last
-// items. Read on demand from the transcript's tail, so nothing is held in
-// memory for sessions nobody reads.
-func (a *views) Timeline(ctx context.Context, req api.SessionRef) (api.Timeline, error) {
-	id := req.ID
-	a.mu.Lock()
-	s, err := a.getLocked(id)
-	if err != nil {
-		a.mu.Unlock()
-		return api.Timeline{}, err
-	}
-	path := s.transcript(a.cfg.ClaudeDir)
-	a.mu.Unlock()
-	tl := api.Timeline{Items: []api.TimelineItem{}}
-	if path == "" {
-		return tl, nil
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return tl, nil // no transcript yet
-	}
-	entries, err := transcript.ReadTail(path, timelineTail)
-	if err != nil {
-		return tl, api.Errorf(api.CodeInternal, "read transcript: %v", err)
-	}
-	items := transcript.Timeline(entries)
-	if len(items) > timelineItems {
-		items = items[len(items)-timelineItems:]
-	}
-	tl.Items = items
-	// The file only grows (or is replaced): size and time say whether the
-	// view changed.
-	tl.Version = uint64(fi.Size())<<20 ^ uint64(fi.ModTime().UnixNano())
-	return tl, nil
 }
 
 // Capture returns the visible screen, with history lines of scrollback.

@@ -95,10 +95,6 @@ type conn struct {
 	// reqs cancels the requests in progress, by id, when the hub says
 	// their caller gave up (cancel).
 	reqs map[uint64]*request
-	// sent is the sequence number of the last event sent to the hub;
-	// sentWake is closed and replaced when it grows.
-	sent     uint64
-	sentWake chan struct{}
 }
 
 // linkStream is one terminal stream sent over the link.
@@ -132,7 +128,7 @@ func Serve(ctx context.Context, c link.Conn, o Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}, reqs: map[uint64]*request{}, sentWake: make(chan struct{})}
+	cn := &conn{o: o, log: o.Logger.With("hub_device", welcome.DeviceName), ctx: ctx, streams: map[uint32]*linkStream{}, reqs: map[uint64]*request{}}
 	cn.mux = cn.ops()
 	cn.peer = link.NewPeer(c, link.Options{OnMsg: cn.onMsg, OnFrame: cn.onFrame,
 		Heartbeat: time.Duration(welcome.HeartbeatMS) * time.Millisecond, OnRoundTrip: o.Metrics.LinkRoundTrip})
@@ -165,11 +161,6 @@ func (cn *conn) forwardEvents(ctx context.Context) {
 				sub.Close()
 				return
 			}
-			cn.mu.Lock()
-			cn.sent = ev.Seq
-			close(cn.sentWake)
-			cn.sentWake = make(chan struct{})
-			cn.mu.Unlock()
 		}
 		stop()
 		sub.Close()
@@ -194,8 +185,11 @@ func (cn *conn) onMsg(m link.Msg) {
 			if ctx.Err() != nil && cn.ctx.Err() == nil {
 				cn.log.Debug("request cancelled by the hub", "op", m.Op, "id", m.ID)
 			}
-			cn.waitSent(cn.o.Agent.Bus().Seq())
-			if rerr := cn.peer.Reply(m.ID, res, err); rerr != nil && cn.ctx.Err() == nil {
+			// The answer carries the bus's sequence number now that the
+			// request is done: the hub answers its caller once it has
+			// applied the events up to it, which forwardEvents sends on
+			// their own (docs/protocol.md, "Read your writes").
+			if rerr := cn.peer.ReplySeq(m.ID, cn.o.Agent.Bus().Seq(), res, err); rerr != nil && cn.ctx.Err() == nil {
 				cn.log.Debug("reply", "op", m.Op, "err", rerr)
 			}
 		}) {
@@ -236,33 +230,6 @@ func (cn *conn) endReq(id uint64, req *request) {
 	defer cn.mu.Unlock()
 	if cn.reqs[id] == req {
 		delete(cn.reqs, id)
-	}
-}
-
-// eventsBeforeReply bounds how long a reply waits for the events before it.
-const eventsBeforeReply = 2 * time.Second
-
-// waitSent returns once the events up to seq went to the hub, so that a
-// reply follows the events of what its request changed: after `corral
-// rename`, the hub lists the new name. (The hub handles what arrives in
-// order, replies included.)
-func (cn *conn) waitSent(seq uint64) {
-	t := time.NewTimer(eventsBeforeReply)
-	defer t.Stop()
-	for {
-		cn.mu.Lock()
-		sent, w := cn.sent, cn.sentWake
-		cn.mu.Unlock()
-		if sent >= seq {
-			return
-		}
-		select {
-		case <-w:
-		case <-t.C:
-			return
-		case <-cn.ctx.Done():
-			return
-		}
 	}
 }
 

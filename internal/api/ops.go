@@ -153,8 +153,8 @@ var (
 	OpDownload = Op[DownloadRequest, DownloadResult]{OpInfo{Name: "download", Method: "POST", Path: "/api/v1/sessions/{id}/download", Scope: ScopeSession, Status: 201,
 		Timeout: 30 * time.Minute,
 		Doc:     "fetch a URL (https or s3) into a session's directory"}}
-	OpTimeline = Op[SessionRef, Timeline]{OpInfo{Name: "timeline", Method: "GET", Path: "/api/v1/sessions/{id}/timeline", Scope: ScopeSession,
-		Doc: "the readable conversation: the transcript's last items"}}
+	OpTimeline = Op[TimelineRequest, Timeline]{OpInfo{Name: "timeline", Method: "GET", Path: "/api/v1/sessions/{id}/timeline", Scope: ScopeSession,
+		Doc: "the readable conversation: the transcript's last items, or with since what changed after"}}
 
 	OpGitStatus = Op[SessionRef, GitStatus]{OpInfo{Name: "git_status", Method: "GET", Path: "/api/v1/sessions/{id}/git", Scope: ScopeSession,
 		Doc: "the git status of a session's folder: branch, and every changed file with its line counts"}}

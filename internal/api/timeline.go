@@ -60,9 +60,21 @@ type FileEdit struct {
 	ReplaceAll bool   `json:"replace_all,omitempty"`
 }
 
-// Timeline is the readable view of a session's transcript: its last items,
-// and a version that changes whenever they do.
+// TimelineRequest asks for a session's timeline: all of it, or with Since
+// (the Cursor of an earlier answer) only what changed after.
+type TimelineRequest struct {
+	SessionRef
+	Since string `json:"since,omitempty"`
+}
+
+// Timeline is the readable view of a session's transcript. With Reset, Items
+// are its last items (at most 1000) and replace what the reader held;
+// without, they are the items new or changed since the request's Since, in
+// timeline order: a changed one (a tool call whose result came, a prompt
+// whose turn changed a file) replaces the item of its ID, a new one is
+// appended. Cursor is what to send as Since next time.
 type Timeline struct {
-	Items   []TimelineItem `json:"items"`
-	Version uint64         `json:"version"`
+	Items  []TimelineItem `json:"items"`
+	Reset  bool           `json:"reset,omitempty"`
+	Cursor string         `json:"cursor"`
 }

@@ -427,8 +427,8 @@ type Resumable struct {
 type EventType string
 
 const (
-	// EventSnapshot carries every session; it is the first event of a
-	// stream and follows a "resync".
+	// EventSnapshot carries every session, and on a hub every machine of
+	// the user; it is the first event of a stream and follows a "resync".
 	EventSnapshot EventType = "snapshot"
 	// EventSession carries one session after any change.
 	EventSession EventType = "session"
@@ -436,7 +436,31 @@ const (
 	EventRemoved EventType = "removed"
 	// EventResync says the reader fell behind; a snapshot follows.
 	EventResync EventType = "resync"
+	// EventDevice carries one of the user's machines after any change
+	// (connected, offline, another machine using its identity).
+	EventDevice EventType = "device"
+	// EventDeviceRemoved says a machine is gone (revoked); ID is its id.
+	EventDeviceRemoved EventType = "device_removed"
+	// EventNotification carries a notification as it was logged and sent
+	// (Web Push, the webhook): what a page shows too, in the same words.
+	EventNotification EventType = "notification"
 )
+
+// Notification is what alerted a person about a session: its reason (the
+// status, needs-input or review) and its words.
+type Notification struct {
+	// ID is the notification log's id (0 when the log failed).
+	ID          int64     `json:"id,omitempty"`
+	Time        time.Time `json:"time"`
+	Device      string    `json:"device,omitempty"`
+	SessionID   string    `json:"session_id"`
+	SessionName string    `json:"session_name"`
+	Reason      string    `json:"reason"`
+	// Title names the session and what happened ("laptop/work needs
+	// you"); Message says more ("Allow Bash: make test?").
+	Title   string `json:"title"`
+	Message string `json:"message,omitempty"`
+}
 
 // Event is one entry of the event stream. Seq grows by one for every event
 // the daemon publishes; a gap tells a reader it missed something.
@@ -446,7 +470,12 @@ type Event struct {
 	Time     time.Time `json:"time"`
 	Session  *Session  `json:"session,omitempty"`
 	Sessions []Session `json:"sessions,omitempty"`
-	ID       string    `json:"id,omitempty"` // for removed
+	ID       string    `json:"id,omitempty"` // for removed and device_removed
+	// Device is the machine of a device event; Devices are the user's
+	// machines in a snapshot (a hub's).
+	Device       *Device       `json:"device,omitempty"`
+	Devices      []Device      `json:"devices,omitempty"`
+	Notification *Notification `json:"notification,omitempty"`
 	// Prev is the status before this change (session events only).
 	Prev Status `json:"prev,omitempty"`
 	// Notify is set when this change should alert a person (a live

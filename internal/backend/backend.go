@@ -21,7 +21,7 @@ import (
 type Backend interface {
 	Server
 	// Subscribe streams events from since (0: a snapshot first); see
-	// events.Bus.Subscribe.
+	// events.Feed.Subscribe.
 	Subscribe(ctx context.Context, since uint64) (Subscription, error)
 	// OpenTerminal attaches a viewer to a session's terminal at cols×rows,
 	// resuming stream resume from offset when it still can; it returns the

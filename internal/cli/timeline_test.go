@@ -30,9 +30,9 @@ func TestTimelineCommand(t *testing.T) {
 		return []api.Session{{ID: "s1abcdefghij", Name: "work"}}, nil
 	})
 	var asked string
-	backend.Handle(m, api.OpTimeline, func(_ context.Context, r api.SessionRef) (api.Timeline, error) {
+	backend.Handle(m, api.OpTimeline, func(_ context.Context, r api.TimelineRequest) (api.Timeline, error) {
 		asked = r.ID
-		return api.Timeline{Version: 7, Items: []api.TimelineItem{
+		return api.Timeline{Cursor: "e:7", Reset: true, Items: []api.TimelineItem{
 			{ID: "1", Kind: api.TimelinePrompt, Text: "fix the build\nplease"},
 			{ID: "2", Kind: api.TimelineThinking, Text: "look at make"},
 			{ID: "3", Kind: api.TimelineTool, Tool: &api.ToolCall{Name: "Bash", Input: json.RawMessage(`{"command":"make\nall"}`), Done: true, Result: "\nok " + evil + "\nmore"}},
@@ -87,7 +87,7 @@ API error 529: Overloaded
 	}
 
 	var tl api.Timeline
-	if err := json.Unmarshal([]byte(in.must(append(hubArgs, "timeline", "--json", "work")...)), &tl); err != nil || tl.Version != 7 || len(tl.Items) != 10 || !strings.Contains(tl.Items[2].Tool.Result, evil) {
+	if err := json.Unmarshal([]byte(in.must(append(hubArgs, "timeline", "--json", "work")...)), &tl); err != nil || tl.Cursor != "e:7" || len(tl.Items) != 10 || !strings.Contains(tl.Items[2].Tool.Result, evil) {
 		t.Errorf("timeline --json: %+v %v", tl, err)
 	}
 }

@@ -329,7 +329,7 @@ func (c *Client) Download(ctx context.Context, id string, req api.DownloadReques
 
 // Timeline returns a session's readable conversation.
 func (c *Client) Timeline(ctx context.Context, id string) (api.Timeline, error) {
-	return Do(ctx, c, api.OpTimeline, ref(id))
+	return Do(ctx, c, api.OpTimeline, api.TimelineRequest{SessionRef: ref(id)})
 }
 
 // Devices lists the machines (through a hub).

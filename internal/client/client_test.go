@@ -38,7 +38,7 @@ type daemon struct {
 	proj    string
 	sock    string
 	ag      *agent.Agent
-	bus     *events.Bus
+	bus     *events.Feed
 	handler http.Handler
 	srv     *http.Server
 	c       *client.Client

@@ -1,6 +1,7 @@
-// Package events is the daemon's event bus: the latest state of every
-// session, a global sequence number, a ring of recent events for readers
-// that reconnect, and subscriptions that start with a consistent snapshot.
+// Package events is the daemon's event feed (Feed): the latest state of
+// every session (and on a hub every device), a global sequence number, a
+// ring of recent events for readers that reconnect, and subscriptions that
+// start with a consistent snapshot.
 //
 // A subscriber that cannot keep up is not allowed to slow the publisher or
 // to grow memory: its channel is closed with ErrFellBehind, and it
@@ -21,7 +22,7 @@ import (
 // ErrFellBehind is the reason a subscription ends when its reader was too slow.
 var ErrFellBehind = errors.New("event reader fell behind")
 
-// Options tune a Bus.
+// Options tune a Feed.
 type Options struct {
 	// Ring is how many recent events are kept for catch-up (default 4096).
 	Ring int
@@ -36,8 +37,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Bus holds session state and fans changes out to subscribers.
-type Bus struct {
+// Feed holds the latest state (sessions, devices) and fans its changes
+// out to subscribers, each in the order of its sequence numbers.
+type Feed struct {
 	opts Options
 
 	mu       sync.Mutex
@@ -45,6 +47,7 @@ type Bus struct {
 	ring     []api.Event // circular, len <= opts.Ring
 	ringHead int         // index of the oldest event once full
 	sessions map[string]api.Session
+	devices  map[string]api.Device // by id (a hub's)
 	subs     map[*Sub]struct{}
 	// snap is the last snapshot made, shared by every subscriber that
 	// starts at the same sequence number: with thousands of sessions it is
@@ -55,8 +58,8 @@ type Bus struct {
 	fellBehind uint64
 }
 
-// New makes a bus.
-func New(opts Options) *Bus {
+// New makes a feed.
+func New(opts Options) *Feed {
 	if opts.Ring <= 0 {
 		opts.Ring = 4096
 	}
@@ -69,32 +72,32 @@ func New(opts Options) *Bus {
 	if opts.FirstSeq == 0 {
 		opts.FirstSeq = uint64(opts.Now().UnixMicro())
 	}
-	return &Bus{opts: opts, seq: opts.FirstSeq, sessions: map[string]api.Session{}, subs: map[*Sub]struct{}{}}
+	return &Feed{opts: opts, seq: opts.FirstSeq, sessions: map[string]api.Session{}, devices: map[string]api.Device{}, subs: map[*Sub]struct{}{}}
 }
 
 // Seq is the sequence number of the last published event.
-func (b *Bus) Seq() uint64 {
+func (b *Feed) Seq() uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.seq
 }
 
 // Sessions returns the latest state of every session, ordered by creation.
-func (b *Bus) Sessions() []api.Session {
+func (b *Feed) Sessions() []api.Session {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.sessionsLocked()
 }
 
 // Session returns one session's latest state.
-func (b *Bus) Session(id string) (api.Session, bool) {
+func (b *Feed) Session(id string) (api.Session, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s, ok := b.sessions[id]
 	return s, ok
 }
 
-func (b *Bus) sessionsLocked() []api.Session {
+func (b *Feed) sessionsLocked() []api.Session {
 	out := make([]api.Session, 0, len(b.sessions))
 	for _, s := range b.sessions {
 		out = append(out, s)
@@ -110,7 +113,7 @@ func (b *Bus) sessionsLocked() []api.Session {
 
 // Update records a session's new state and publishes it. prev is the status
 // before the change; notify marks a change that should alert a person.
-func (b *Bus) Update(s api.Session, prev api.Status, notify bool) api.Event {
+func (b *Feed) Update(s api.Session, prev api.Status, notify bool) api.Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.sessions[s.ID] = s
@@ -119,7 +122,7 @@ func (b *Bus) Update(s api.Session, prev api.Status, notify bool) api.Event {
 }
 
 // Remove forgets a session and publishes its removal.
-func (b *Bus) Remove(id string) (api.Event, bool) {
+func (b *Feed) Remove(id string) (api.Event, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.sessions[id]; !ok {
@@ -129,9 +132,78 @@ func (b *Bus) Remove(id string) (api.Event, bool) {
 	return b.publishLocked(api.Event{Type: api.EventRemoved, ID: id}), true
 }
 
+// Devices returns the latest state of every device, by name.
+func (b *Feed) Devices() []api.Device {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.devicesLocked()
+}
+
+func (b *Feed) devicesLocked() []api.Device {
+	if len(b.devices) == 0 {
+		return nil
+	}
+	out := make([]api.Device, 0, len(b.devices))
+	for _, d := range b.devices {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// UpdateDevice records a device's new state and publishes it, unless it
+// did not change.
+func (b *Feed) UpdateDevice(d api.Device) (api.Event, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old, ok := b.devices[d.ID]; ok && sameDevice(old, d) {
+		return api.Event{}, false
+	}
+	b.devices[d.ID] = d
+	cp := d
+	return b.publishLocked(api.Event{Type: api.EventDevice, Device: &cp}), true
+}
+
+// sameDevice says whether publishing b after a would tell nothing new.
+func sameDevice(a, b api.Device) bool {
+	ca, cb := a.Conflict, b.Conflict
+	if (ca == nil) != (cb == nil) || ca != nil && (!ca.At.Equal(cb.At) || ca.Count != cb.Count || ca.Address != cb.Address || ca.Hostname != cb.Hostname) {
+		return false
+	}
+	if !a.LastSeen.Equal(b.LastSeen) {
+		return false
+	}
+	a.Conflict, b.Conflict, a.LastSeen, b.LastSeen = nil, nil, time.Time{}, time.Time{}
+	return a == b
+}
+
+// RemoveDevice forgets a device and publishes its removal.
+func (b *Feed) RemoveDevice(id string) (api.Event, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.devices[id]; !ok {
+		return api.Event{}, false
+	}
+	delete(b.devices, id)
+	return b.publishLocked(api.Event{Type: api.EventDeviceRemoved, ID: id}), true
+}
+
+// Notify publishes a notification. It is news, not state: a snapshot does
+// not carry it (the notification log does).
+func (b *Feed) Notify(n api.Notification) api.Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.publishLocked(api.Event{Type: api.EventNotification, Notification: &n})
+}
+
 // Load sets the initial sessions without publishing anything: the state a
 // daemon restores at start is not news.
-func (b *Bus) Load(list []api.Session) {
+func (b *Feed) Load(list []api.Session) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, s := range list {
@@ -140,7 +212,7 @@ func (b *Bus) Load(list []api.Session) {
 	b.snapOK = false // same seq, other sessions
 }
 
-func (b *Bus) publishLocked(ev api.Event) api.Event {
+func (b *Feed) publishLocked(ev api.Event) api.Event {
 	b.seq++
 	ev.Seq = b.seq
 	ev.Time = b.opts.Now()
@@ -170,7 +242,7 @@ func (b *Bus) publishLocked(ev api.Event) api.Event {
 
 // ringSinceLocked returns the events after seq if the ring still holds all
 // of them.
-func (b *Bus) ringSinceLocked(seq uint64) ([]api.Event, bool) {
+func (b *Feed) ringSinceLocked(seq uint64) ([]api.Event, bool) {
 	if seq > b.seq {
 		return nil, false // from another run of the daemon
 	}
@@ -196,7 +268,7 @@ func (b *Bus) ringSinceLocked(seq uint64) ([]api.Event, bool) {
 
 // Sub is one subscription.
 type Sub struct {
-	bus *Bus
+	bus *Feed
 	ch  chan api.Event
 	err error // set under bus.mu before ch is closed
 }
@@ -226,7 +298,7 @@ func (s *Sub) Close() {
 // session (its Seq is the current sequence number); otherwise the missed
 // events are replayed first. Registration and the snapshot happen under one
 // lock, so no change can fall between them.
-func (b *Bus) Subscribe(since uint64) *Sub {
+func (b *Feed) Subscribe(since uint64) *Sub {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var first []api.Event
@@ -246,9 +318,9 @@ func (b *Bus) Subscribe(since uint64) *Sub {
 
 // snapshotLocked returns a snapshot of every session, encoded. It is made
 // again only after the sessions changed.
-func (b *Bus) snapshotLocked() api.Event {
+func (b *Feed) snapshotLocked() api.Event {
 	if !b.snapOK || b.snap.Seq != b.seq {
-		ev := api.Event{Seq: b.seq, Type: api.EventSnapshot, Time: b.opts.Now(), Sessions: b.sessionsLocked()}
+		ev := api.Event{Seq: b.seq, Type: api.EventSnapshot, Time: b.opts.Now(), Sessions: b.sessionsLocked(), Devices: b.devicesLocked()}
 		ev.JSON, _ = json.Marshal(ev)
 		b.snap, b.snapOK = ev, true
 	}
@@ -256,7 +328,7 @@ func (b *Bus) snapshotLocked() api.Event {
 }
 
 // Subscribers counts live subscriptions (metrics, tests).
-func (b *Bus) Subscribers() int {
+func (b *Feed) Subscribers() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.subs)
@@ -272,7 +344,7 @@ type Stats struct {
 }
 
 // Stats says how the bus's subscribers keep up.
-func (b *Bus) Stats() Stats {
+func (b *Feed) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := Stats{Subscribers: len(b.subs), FellBehind: b.fellBehind}
@@ -283,7 +355,7 @@ func (b *Bus) Stats() Stats {
 }
 
 // Recent returns up to n of the newest events, oldest first.
-func (b *Bus) Recent(n int) []api.Event {
+func (b *Feed) Recent(n int) []api.Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := min(n, len(b.ring))

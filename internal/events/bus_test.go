@@ -272,3 +272,41 @@ func TestStats(t *testing.T) {
 		t.Fatalf("stats %+v, want the slow reader dropped and counted", st)
 	}
 }
+
+// TestDevicesAndNotifications: devices are state (in the snapshot, one
+// event per real change, removable); a notification is news only.
+func TestDevicesAndNotifications(t *testing.T) {
+	b := New(Options{FirstSeq: 1})
+	d := api.Device{ID: "d1", Name: "laptop", Online: true, LastSeen: time.Unix(5, 0)}
+	if _, ok := b.UpdateDevice(d); !ok {
+		t.Fatal("first update not published")
+	}
+	if _, ok := b.UpdateDevice(d); ok {
+		t.Error("an unchanged device was published again")
+	}
+	d.Conflict = &api.DeviceConflict{At: time.Unix(6, 0), Count: 1}
+	if ev, ok := b.UpdateDevice(d); !ok || ev.Type != api.EventDevice || ev.Device.Conflict == nil {
+		t.Errorf("a conflict: %+v %v", ev, ok)
+	}
+	b.UpdateDevice(api.Device{ID: "d0", Name: "desk"})
+	b.Notify(api.Notification{SessionID: "s", Title: "laptop/s needs you"})
+	s := b.Subscribe(0)
+	defer s.Close()
+	snap := recv(t, s)
+	if len(snap.Devices) != 2 || snap.Devices[0].Name != "desk" || snap.Devices[1].Conflict == nil {
+		t.Fatalf("snapshot devices %+v", snap.Devices)
+	}
+	b.Notify(api.Notification{SessionID: "s", Title: "t"})
+	if ev := recv(t, s); ev.Type != api.EventNotification || ev.Notification.Title != "t" {
+		t.Fatalf("notification %+v", ev)
+	}
+	if ev, ok := b.RemoveDevice("d1"); !ok || ev.Type != api.EventDeviceRemoved || ev.ID != "d1" {
+		t.Fatalf("remove %+v", ev)
+	}
+	if _, ok := b.RemoveDevice("d1"); ok {
+		t.Error("removed twice")
+	}
+	if l := b.Devices(); len(l) != 1 || l[0].ID != "d0" {
+		t.Errorf("devices %+v", l)
+	}
+}

@@ -32,7 +32,7 @@ type server struct {
 	home    string
 	proj    string
 	ag      *agent.Agent
-	bus     *events.Bus
+	bus     *events.Feed
 	st      *store.SQLite
 	hc      *http.Client
 }

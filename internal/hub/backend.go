@@ -140,10 +140,10 @@ func (h *Hub) forwardDevice(ctx context.Context, op api.OpInfo, req any) (any, e
 	return h.call(ctx, dev, p, op, req)
 }
 
-// call sends a request to a device and waits for its answer, and for the
-// events the device sent before it (so that after a rename the hub lists
-// the new name). A session in the answer is stamped with the device's name,
-// as the sessions on the user's bus are.
+// call sends a request to a device and waits for its answer, then for the
+// owner's bus to hold the device's changes up to the sequence number the
+// answer carries (waitFolded): after a rename the hub lists the new name.
+// A session in the answer is the one on the bus.
 func (h *Hub) call(ctx context.Context, dev *device, p *link.Peer, op api.OpInfo, req any) (any, error) {
 	var cancel context.CancelFunc = func() {}
 	if op.Timeout > 0 {
@@ -153,13 +153,32 @@ func (h *Hub) call(ctx context.Context, dev *device, p *link.Peer, op api.OpInfo
 	}
 	defer cancel()
 	res := reflect.New(op.Result).Interface()
-	if err := p.CallInOrder(ctx, op.Name, req, res); err != nil {
+	seq, err := p.CallSeq(ctx, op.Name, req, res)
+	if werr := h.waitFolded(ctx, dev.info.ID, p, seq); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
 		return nil, err
 	}
 	if s, ok := res.(*api.Session); ok {
-		*s = stamp(dev.info, *s)
+		*s = h.listed(dev.info, *s)
 	}
 	return res, nil
+}
+
+// listed is a session a device answered with, as its owner's bus lists
+// it: one copy of a session's state, whatever the hop. One the bus does
+// not list (over the device's cap, or removed since) is the answer
+// stamped as the bus would have it.
+func (h *Hub) listed(info DeviceIdentity, s api.Session) api.Session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.owner[s.ID] == info.ID {
+		if b, ok := h.busLocked(info.Owner).Session(s.ID); ok {
+			return b
+		}
+	}
+	return stamp(info, s)
 }
 
 func (h *Hub) sessions(ctx context.Context, _ api.Empty) ([]api.Session, error) {
@@ -238,7 +257,8 @@ func (h *Hub) OpenTerminal(ctx context.Context, id string, cols, rows int, resum
 		cctx, cancel = context.WithTimeout(ctx, requestTimeout)
 	}
 	var res api.TermOpenResult
-	err = p.CallInOrder(cctx, api.OpTermOpen.Name, api.TermOpenRequest{SessionRef: api.SessionRef{ID: id}, Stream: num, Cols: cols, Rows: rows, Resume: resume, Offset: offset}, &res)
+	// Output that comes before the answer waits in the stream (opened).
+	err = p.Call(cctx, api.OpTermOpen.Name, api.TermOpenRequest{SessionRef: api.SessionRef{ID: id}, Stream: num, Cols: cols, Rows: rows, Resume: resume, Offset: offset}, &res)
 	cancel()
 	if err != nil {
 		h.dropStream(devID, num, st)
@@ -256,7 +276,7 @@ func (h *Hub) OpenTerminal(ctx context.Context, id string, cols, rows int, resum
 }
 
 // BusOf is for callers that attach to one user's events (notifications).
-func (h *Hub) BusOf(user string) *events.Bus { return h.Bus(user) }
+func (h *Hub) BusOf(user string) *events.Feed { return h.Bus(user) }
 
 // String names a device for messages.
 func (d *device) String() string { return fmt.Sprintf("%s/%s", d.info.Owner, d.info.Name) }

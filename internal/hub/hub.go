@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
@@ -52,7 +51,7 @@ type Options struct {
 	// caller can attach notifications to it. It is called with the hub's
 	// lock held: it must not block nor call the hub (notify.FollowUser starts a
 	// goroutine of the notifier's and returns).
-	OnUser func(user string, bus *events.Bus)
+	OnUser func(user string, bus *events.Feed)
 	// Heartbeat overrides the link heartbeat (tests).
 	Heartbeat time.Duration
 	// RecheckDevices is how often Run looks in the database for devices
@@ -80,9 +79,9 @@ type Hub struct {
 	id  string
 
 	mu      sync.Mutex
-	users   map[string]*events.Bus // by owner
-	devices map[string]*device     // by device id
-	owner   map[string]string      // session id -> device id
+	users   map[string]*events.Feed // by owner
+	devices map[string]*device      // by device id
+	owner   map[string]string       // session id -> device id
 	// synced holds channels closed at a device's next sync.
 	synced map[string][]chan struct{}
 	// kicked are the devices revoked while the hub runs: a connection of
@@ -113,7 +112,15 @@ type device struct {
 	conflict *api.DeviceConflict
 	hello    link.Msg
 	lastSeen time.Time
-	sessions map[string]api.Session
+	// ids are the device's sessions: its half of the owner index
+	// (Hub.owner is the other). Their state is on the owner's bus, the one
+	// copy of it.
+	ids map[string]bool
+	// folded is the agent's sequence number of the last sync or event of
+	// peer applied to the owner's bus; foldWake is closed and replaced
+	// when it grows. A request's answer waits for it (waitFolded).
+	folded   uint64
+	foldWake chan struct{}
 
 	streams    map[uint32]*stream
 	nextStream uint32
@@ -141,7 +148,7 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 	if o.RecheckDevices <= 0 {
 		o.RecheckDevices = time.Minute
 	}
-	h := &Hub{o: o, log: o.Logger, users: map[string]*events.Bus{}, devices: map[string]*device{}, owner: map[string]string{}, synced: map[string][]chan struct{}{},
+	h := &Hub{o: o, log: o.Logger, users: map[string]*events.Feed{}, devices: map[string]*device{}, owner: map[string]string{}, synced: map[string][]chan struct{}{},
 		kicked: map[string]bool{}}
 	h.stop, h.stopFn = context.WithCancel(context.Background())
 	id, err := loadHubID(ctx, o.Store)
@@ -158,7 +165,7 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 
 // bus returns a user's event bus, making it on first use. The caller holds
 // h.mu.
-func (h *Hub) busLocked(user string) *events.Bus {
+func (h *Hub) busLocked(user string) *events.Feed {
 	b, ok := h.users[user]
 	if !ok {
 		b = events.New(events.Options{})
@@ -171,7 +178,7 @@ func (h *Hub) busLocked(user string) *events.Bus {
 }
 
 // Bus returns a user's event bus.
-func (h *Hub) Bus(user string) *events.Bus {
+func (h *Hub) Bus(user string) *events.Feed {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.busLocked(user)
@@ -202,15 +209,16 @@ func (h *Hub) load(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, d := range devs {
-		dev := &device{info: DeviceIdentity{ID: d.ID, Name: d.Name, Owner: d.Owner}, lastSeen: d.LastSeen, sessions: map[string]api.Session{}, streams: map[uint32]*stream{}}
+		dev := &device{info: DeviceIdentity{ID: d.ID, Name: d.Name, Owner: d.Owner}, lastSeen: d.LastSeen, ids: map[string]bool{}, streams: map[uint32]*stream{}}
 		h.devices[d.ID] = dev
+		h.deviceChangedLocked(dev)
 		var list []api.Session
 		for _, s := range byID[d.ID] {
 			s, err := cleanSession(s)
-			if err != nil || len(dev.sessions) >= h.o.MaxSessions || !h.claimLocked(d.ID, s.ID) {
+			if err != nil || len(dev.ids) >= h.o.MaxSessions || !h.claimLocked(d.ID, s.ID) {
 				continue
 			}
-			dev.sessions[s.ID] = s
+			dev.ids[s.ID] = true
 			list = append(list, s)
 		}
 		h.busLocked(d.Owner).Load(list)
@@ -276,19 +284,21 @@ func (h *Hub) attach(ctx context.Context, info DeviceIdentity, c link.Conn, auth
 	h.mu.Lock()
 	if h.kicked[info.ID] {
 		delete(h.devices, info.ID) // claim's
+		h.busLocked(info.Owner).RemoveDevice(info.ID)
 		h.mu.Unlock()
 		peer.Close(link.StatusPolicy, "device revoked")
 		return peer.Run(ctx)
 	}
 	dev := h.devices[info.ID]
 	if dev == nil {
-		dev = &device{info: info, sessions: map[string]api.Session{}, streams: map[uint32]*stream{}}
+		dev = &device{info: info, ids: map[string]bool{}, streams: map[uint32]*stream{}}
 		h.devices[info.ID] = dev
 	}
 	old := dev.peer
 	dev.info = info
 	dev.peer, dev.hello, dev.lastSeen = peer, hello, time.Now()
 	dev.connecting = false
+	dev.folded, dev.foldWake = 0, make(chan struct{})
 	dev.key = ""
 	if auth != nil {
 		dev.key = auth.key
@@ -298,6 +308,7 @@ func (h *Hub) attach(ctx context.Context, info DeviceIdentity, c link.Conn, auth
 	if !info.Local {
 		dev.limit = newLimiter(h.o.EventRate)
 	}
+	h.deviceChangedLocked(dev)
 	h.mu.Unlock()
 	if old != nil {
 		// claim found it dead, or proving a key that is no longer the
@@ -325,15 +336,17 @@ func (h *Hub) offline(id string, peer *link.Peer) {
 	}
 	dev.peer = nil
 	dev.lastSeen = time.Now()
+	h.deviceChangedLocked(dev)
 	for _, st := range dev.streams {
 		st.fail(errOffline)
 	}
 	dev.streams = map[uint32]*stream{}
 	bus := h.busLocked(dev.info.Owner)
-	for sid, s := range dev.sessions {
-		s.Offline = true
-		dev.sessions[sid] = s
-		bus.Update(s, s.Status, false)
+	for sid := range dev.ids {
+		if s, ok := bus.Session(sid); ok {
+			s.Offline = true
+			bus.Update(s, s.Status, false)
+		}
 	}
 	h.log.Info("device offline", "device", dev.info.Name)
 }
@@ -344,11 +357,9 @@ var errOffline = api.Errorf(api.CodeUnavailable, "the device went offline")
 func (h *Hub) onMsg(info DeviceIdentity, peer *link.Peer, m link.Msg) {
 	switch m.T {
 	case link.TypeSync:
-		h.sync(info, peer, m.Sessions)
+		h.sync(info, peer, m.Seq, m.Sessions)
 	case link.TypeEvent:
-		if m.Event != nil {
-			h.event(info, peer, *m.Event)
-		}
+		h.event(info, peer, m.Seq, m.Event)
 	case link.TypeTermExit, link.TypeTermRedraw:
 		h.mu.Lock()
 		dev := h.devices[info.ID]
@@ -409,7 +420,9 @@ func (h *Hub) releaseLocked(deviceID, sessionID string) {
 	}
 }
 
-// stamp marks a session as one of this device's.
+// stamp marks a session as one of this device's, as its owner's bus
+// lists it: where a device's change is folded in (foldLocked), and on an
+// answer the bus does not list (Hub.listed).
 func stamp(info DeviceIdentity, s api.Session) api.Session {
 	if !info.Local {
 		s.Device = info.Name
@@ -418,14 +431,63 @@ func stamp(info DeviceIdentity, s api.Session) api.Session {
 	return s
 }
 
+// foldLocked puts a session a device reported on its owner's bus, the one
+// copy of its state, and indexes it as the device's. It returns the
+// session as listed. The caller holds h.mu and claimed the id.
+func foldLocked(info DeviceIdentity, dev *device, bus *events.Feed, s api.Session, prev api.Status, notify bool) api.Session {
+	s = stamp(info, s)
+	dev.ids[s.ID] = true
+	bus.Update(s, prev, notify)
+	return s
+}
+
+// foldedLocked records that the device's changes up to seq are on the
+// owner's bus (or were refused: either way nothing more will come of
+// them), and wakes the answers waiting for them. The caller holds h.mu.
+func (dev *device) foldedLocked(seq uint64) {
+	if seq > dev.folded {
+		dev.folded = seq
+		close(dev.foldWake)
+		dev.foldWake = make(chan struct{})
+	}
+}
+
+// waitFolded returns once the owner's bus holds the device's changes up
+// to its sequence number seq, which an answer from peer carried: what a
+// request changed is listed when its answer reaches the caller (the
+// seq rule, docs/protocol.md "Read your writes"). It returns ctx's error
+// if the caller gives up first, and nil at once if the connection is no
+// longer the device's (its changes will not come, and the device is
+// listed offline).
+func (h *Hub) waitFolded(ctx context.Context, deviceID string, peer *link.Peer, seq uint64) error {
+	for {
+		h.mu.Lock()
+		dev := h.devices[deviceID]
+		if dev == nil || dev.peer != peer || dev.folded >= seq {
+			h.mu.Unlock()
+			return nil
+		}
+		w := dev.foldWake
+		h.mu.Unlock()
+		select {
+		case <-w:
+		case <-peer.Done():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // sync replaces everything the hub held for a device.
-func (h *Hub) sync(info DeviceIdentity, peer *link.Peer, list []api.Session) {
+func (h *Hub) sync(info DeviceIdentity, peer *link.Peer, seq uint64, list []api.Session) {
 	h.mu.Lock()
 	dev := h.devices[info.ID]
 	if dev == nil || dev.peer != peer {
 		h.mu.Unlock()
 		return
 	}
+	// Waiters see it only once h.mu is released, with the change applied.
+	dev.foldedLocked(seq)
 	if !h.admitLocked(info, dev) {
 		h.mu.Unlock()
 		return
@@ -446,19 +508,19 @@ func (h *Hub) sync(info DeviceIdentity, peer *link.Peer, list []api.Session) {
 		if !h.claimReportedLocked(info, s.ID) {
 			continue
 		}
-		s = stamp(info, s)
 		seen[s.ID] = true
-		prev := dev.sessions[s.ID].Status
-		dev.sessions[s.ID] = s
-		keep = append(keep, s)
+		var prev api.Status
+		if old, ok := bus.Session(s.ID); ok && dev.ids[s.ID] {
+			prev = old.Status
+		}
 		// A reconnect is not news: never notify from a sync.
-		bus.Update(s, prev, false)
+		keep = append(keep, foldLocked(info, dev, bus, s, prev, false))
 	}
 	var gone []string
-	for id := range dev.sessions {
+	for id := range dev.ids {
 		if !seen[id] {
 			gone = append(gone, id)
-			delete(dev.sessions, id)
+			delete(dev.ids, id)
 			h.releaseLocked(info.ID, id)
 			bus.Remove(id)
 		}
@@ -481,17 +543,19 @@ func (h *Hub) WaitSynced(deviceID string) <-chan struct{} {
 }
 
 // event applies one change of a device.
-func (h *Hub) event(info DeviceIdentity, peer *link.Peer, ev api.Event) {
+func (h *Hub) event(info DeviceIdentity, peer *link.Peer, seq uint64, e *api.Event) {
 	h.mu.Lock()
 	dev := h.devices[info.ID]
 	if dev == nil || dev.peer != peer {
 		h.mu.Unlock()
 		return
 	}
-	if !h.admitLocked(info, dev) {
+	dev.foldedLocked(seq) // seen once h.mu is released, with the change applied
+	if e == nil || !h.admitLocked(info, dev) {
 		h.mu.Unlock()
 		return
 	}
+	ev := *e
 	bus := h.busLocked(info.Owner)
 	var keep []api.Session
 	var gone []string
@@ -505,22 +569,19 @@ func (h *Hub) event(info DeviceIdentity, peer *link.Peer, ev api.Event) {
 			h.malformedLocked(info, dev, err)
 			break
 		}
-		if _, known := dev.sessions[s.ID]; !known && len(dev.sessions) >= h.o.MaxSessions && !info.Local {
+		if !dev.ids[s.ID] && len(dev.ids) >= h.o.MaxSessions && !info.Local {
 			h.overCapLocked(info, dev)
 			break
 		}
 		if !h.claimReportedLocked(info, s.ID) {
 			break
 		}
-		s = stamp(info, s)
-		dev.sessions[s.ID] = s
-		bus.Update(s, ev.Prev, ev.Notify)
-		keep = append(keep, s)
+		keep = append(keep, foldLocked(info, dev, bus, s, ev.Prev, ev.Notify))
 	case api.EventRemoved:
-		if _, ok := dev.sessions[ev.ID]; !ok {
+		if !dev.ids[ev.ID] {
 			break // not this device's session
 		}
-		delete(dev.sessions, ev.ID)
+		delete(dev.ids, ev.ID)
 		h.releaseLocked(info.ID, ev.ID)
 		bus.Remove(ev.ID)
 		gone = append(gone, ev.ID)
@@ -539,7 +600,8 @@ func (h *Hub) Kick(deviceID string) {
 		p = dev.peer
 		delete(h.devices, deviceID)
 		bus := h.busLocked(dev.info.Owner)
-		for id := range dev.sessions {
+		bus.RemoveDevice(deviceID)
+		for id := range dev.ids {
 			h.releaseLocked(deviceID, id)
 			bus.Remove(id)
 		}
@@ -567,6 +629,7 @@ func (h *Hub) CutRevoked(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		h.expireConflicts()
 		type live struct{ id, key string }
 		h.mu.Lock()
 		var devs []live
@@ -603,18 +666,37 @@ func (h *Hub) cut(deviceID, key string) {
 	}
 }
 
-// DevicesOf lists a user's devices.
+// DevicesOf lists a user's devices, as their bus holds them.
 func (h *Hub) DevicesOf(user string) []api.Device {
+	list := h.Bus(user).Devices()
+	if list == nil {
+		list = []api.Device{}
+	}
+	return list
+}
+
+// apiDevice is the device as its owner sees it.
+func (d *device) apiDevice() api.Device {
+	return api.Device{ID: d.info.ID, Name: d.info.Name, Online: d.peer != nil, Hostname: d.hello.Hostname,
+		OS: d.hello.OS, Version: d.hello.Version, LastSeen: d.lastSeen, Key: fingerprint(d.key), Conflict: d.shownConflict()}
+}
+
+// deviceChangedLocked publishes a device's state on its owner's bus (a
+// device event), the one copy of it that readers see. The caller holds
+// h.mu.
+func (h *Hub) deviceChangedLocked(dev *device) {
+	h.busLocked(dev.info.Owner).UpdateDevice(dev.apiDevice())
+}
+
+// expireConflicts publishes the devices whose conflict is no longer shown
+// (conflictShown after the latest refusal); the bus drops those that did
+// not change.
+func (h *Hub) expireConflicts() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []api.Device
 	for _, d := range h.devices {
-		if d.info.Owner != user {
-			continue
+		if d.conflict != nil && d.shownConflict() == nil {
+			h.deviceChangedLocked(d)
 		}
-		out = append(out, api.Device{ID: d.info.ID, Name: d.info.Name, Online: d.peer != nil, Hostname: d.hello.Hostname,
-			OS: d.hello.OS, Version: d.hello.Version, LastSeen: d.lastSeen, Key: fingerprint(d.key), Conflict: d.shownConflict()})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }

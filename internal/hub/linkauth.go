@@ -198,8 +198,9 @@ func (h *Hub) claim(ctx context.Context, info DeviceIdentity, auth *linkAuth, he
 	h.mu.Lock()
 	dev := h.devices[info.ID]
 	if dev == nil {
-		dev = &device{info: info, sessions: map[string]api.Session{}, streams: map[uint32]*stream{}}
+		dev = &device{info: info, ids: map[string]bool{}, streams: map[uint32]*stream{}}
 		h.devices[info.ID] = dev
+		h.deviceChangedLocked(dev) // listed, offline, until the handshake ends
 	}
 	if dev.connecting {
 		// Another connection is in its handshake: two at once is two
@@ -249,6 +250,7 @@ func (h *Hub) conflictLocked(dev *device, auth *linkAuth, hello link.Msg) error 
 		c.Address = auth.from
 	}
 	dev.conflict = c
+	h.deviceChangedLocked(dev)
 	h.log.Warn("another machine is using a device's identity: a second connection was refused while the first is connected and answers",
 		"device", dev.info.Name, "owner", dev.info.Owner, "from", c.Address, "host", c.Hostname, "connected_host", cleanText(dev.hello.Hostname), "refused", c.Count)
 	return &link.CloseError{Code: link.StatusConflict, Reason: fmt.Sprintf(

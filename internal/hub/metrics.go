@@ -10,17 +10,38 @@ import (
 // buses, summed as one ("hub").
 func (h *Hub) WatchMetrics(m *metrics.Metrics) {
 	m.WatchSessions(func(add func(status, machine string)) {
+		// A session's one copy is on its owner's bus (foldLocked); the
+		// owner index names the device it belongs to.
 		h.mu.Lock()
-		defer h.mu.Unlock()
+		type owned struct {
+			bus  *events.Feed
+			ids  []string
+			name string
+		}
+		var all []owned
 		for _, d := range h.devices {
-			for _, s := range d.sessions {
-				add(string(s.Status), d.info.Name)
+			bus := h.users[d.info.Owner]
+			if bus == nil || len(d.ids) == 0 {
+				continue
+			}
+			o := owned{bus: bus, name: d.info.Name}
+			for id := range d.ids {
+				o.ids = append(o.ids, id)
+			}
+			all = append(all, o)
+		}
+		h.mu.Unlock()
+		for _, o := range all {
+			for _, id := range o.ids {
+				if s, ok := o.bus.Session(id); ok {
+					add(string(s.Status), o.name)
+				}
 			}
 		}
 	})
 	m.WatchBus("hub", func() metrics.BusStats {
 		h.mu.Lock()
-		buses := make([]*events.Bus, 0, len(h.users))
+		buses := make([]*events.Feed, 0, len(h.users))
 		for _, b := range h.users {
 			buses = append(buses, b)
 		}

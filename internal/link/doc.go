@@ -29,9 +29,10 @@
 // Call included (its answer is dispatched by the reader, not by them), but a
 // slow handler delays the messages behind it: work that takes time (a req
 // that starts a session, runs a command) belongs on a goroutine of its own.
-// CallInOrder, which a handler may not use, returns only once the handlers
-// have finished everything that arrived before its answer: the events the
-// other end sent about what the request changed.
+// An answer may overtake the events the other end sent about what its
+// request changed: ReplySeq puts that end's event sequence number in the
+// answer and CallSeq returns it, so the caller waits until it has applied
+// the events up to it (docs/protocol.md, "Read your writes").
 // The reader buffers a bounded amount for the handlers; when that is full it
 // stops reading, so the sender slows down, and if the handlers make no
 // progress for Options.StallTimeout the link is closed with 1011 and Run

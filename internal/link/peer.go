@@ -104,7 +104,7 @@ type Peer struct {
 	probing atomic.Bool
 
 	mu      sync.Mutex
-	pending map[uint64]chan answer // nil once the link is down
+	pending map[uint64]chan Msg // nil once the link is down
 	err     error
 	// writeErr is the first failed write: why the link ended, unless the
 	// reader learns better (the peer's close status).
@@ -114,16 +114,6 @@ type Peer struct {
 	qmu      sync.Mutex
 	q        fifo[inbound]
 	qchanged broadcast
-	// enqueued counts the items ever queued for the handlers, handled
-	// those they finished (CallInOrder).
-	enqueued, handled uint64
-}
-
-// answer is a res on its way to its Call, with how many items were
-// queued for the handlers when it came.
-type answer struct {
-	res    Msg
-	before uint64
 }
 
 // inbound is a message or a frame on its way to the handlers.
@@ -147,7 +137,7 @@ func NewPeer(c Conn, o Options) *Peer {
 		opts:    o,
 		start:   time.Now(),
 		wsem:    make(chan struct{}, 1),
-		pending: make(map[uint64]chan answer),
+		pending: make(map[uint64]chan Msg),
 		done:    make(chan struct{}),
 		closed:  make(chan struct{}),
 	}
@@ -241,7 +231,8 @@ func (p *Peer) Close(code int, reason string) error {
 // ends first Call returns its error and a late answer is dropped; when the
 // link ends first Call returns an error wrapping ErrClosed.
 func (p *Peer) Call(ctx context.Context, op string, args, result any) error {
-	return p.call(ctx, op, args, result, false)
+	_, err := p.CallSeq(ctx, op, args, result)
+	return err
 }
 
 // Call sends op's request over p and waits for its answer (Peer.Call),
@@ -252,36 +243,32 @@ func Call[Req, Res any](ctx context.Context, p *Peer, op api.Op[Req, Res], req R
 	return res, err
 }
 
-// CallInOrder is Call, returning only once the handlers finished every
-// message and frame that arrived before the answer: the other end's
-// events about what the request changed, sent before its answer, have
-// been handled. It must not be used from OnMsg or OnFrame, which would
-// wait for themselves.
-func (p *Peer) CallInOrder(ctx context.Context, op string, args, result any) error {
-	return p.call(ctx, op, args, result, true)
-}
-
-func (p *Peer) call(ctx context.Context, op string, args, result any, inOrder bool) error {
+// CallSeq is Call, also returning the seq the answer carries (ReplySeq):
+// the other end's event sequence number once the request was done. Its
+// caller answers when it has applied the other end's events up to that
+// number, not before (docs/protocol.md, "Read your writes"); zero means
+// the answer carries none.
+func (p *Peer) CallSeq(ctx context.Context, op string, args, result any) (uint64, error) {
 	// A call already cancelled is not sent: a quick answer could win the
 	// race below against ctx.Done, and the caller gave up on it.
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("link: %s: %w", op, err)
+		return 0, fmt.Errorf("link: %s: %w", op, err)
 	}
 	id := p.nextID.Add(1)
 	m, err := NewReq(id, op, args)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	b, err := EncodeMsg(m)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	ch := make(chan answer, 1)
+	ch := make(chan Msg, 1)
 	p.mu.Lock()
 	if p.err != nil {
 		err := p.err
 		p.mu.Unlock()
-		return fmt.Errorf("link: %s: %w", op, err)
+		return 0, fmt.Errorf("link: %s: %w", op, err)
 	}
 	p.pending[id] = ch
 	p.mu.Unlock()
@@ -289,29 +276,24 @@ func (p *Peer) call(ctx context.Context, op string, args, result any, inOrder bo
 
 	sent := time.Now()
 	if err := p.write(ctx, Text, b); err != nil {
-		return fmt.Errorf("link: %s: %w", op, err)
+		return 0, fmt.Errorf("link: %s: %w", op, err)
 	}
 	select {
-	case a := <-ch:
+	case res := <-ch:
 		if p.opts.OnRoundTrip != nil {
 			p.opts.OnRoundTrip(time.Since(sent))
 		}
-		if inOrder {
-			if err := p.waitHandled(ctx, a.before); err != nil {
-				return fmt.Errorf("link: %s: %w", op, err)
-			}
-		}
-		return p.result(op, a.res, result)
+		return res.Seq, p.result(op, res, result)
 	case <-ctx.Done():
 		p.cancel(id)
-		return fmt.Errorf("link: %s: %w", op, ctx.Err())
+		return 0, fmt.Errorf("link: %s: %w", op, ctx.Err())
 	case <-p.done:
 		select {
-		case a := <-ch: // it made it just in time
-			return p.result(op, a.res, result)
+		case res := <-ch: // it made it just in time
+			return res.Seq, p.result(op, res, result)
 		default:
 		}
-		return fmt.Errorf("link: %s: %w", op, p.Err())
+		return 0, fmt.Errorf("link: %s: %w", op, p.Err())
 	}
 }
 
@@ -333,27 +315,6 @@ func (p *Peer) cancel(id uint64) {
 	p.g.Go(func() { _ = p.Send(Msg{T: TypeCancel, ID: id}) })
 }
 
-// waitHandled waits until the handlers finished n items, or the link or
-// ctx ends (then what came before is moot, or the caller gave up).
-func (p *Peer) waitHandled(ctx context.Context, n uint64) error {
-	for {
-		p.qmu.Lock()
-		if p.handled >= n {
-			p.qmu.Unlock()
-			return nil
-		}
-		ch := p.qchanged.wait()
-		p.qmu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-p.done:
-			return nil
-		}
-	}
-}
-
 func (p *Peer) forget(id uint64) {
 	p.mu.Lock()
 	delete(p.pending, id)
@@ -364,13 +325,23 @@ func (p *Peer) forget(id uint64) {
 // or an internal error with its text), else with result (nil is {}). A
 // result too big for the link is answered with a too_large error instead.
 func (p *Peer) Reply(id uint64, result any, err error) error {
+	return p.ReplySeq(id, 0, result, err)
+}
+
+// ReplySeq is Reply with seq, the sequence number of this end's events
+// once the request was done (its write included), which the answer
+// carries to CallSeq; a failure carries it too, since a failed request
+// may have changed something.
+func (p *Peer) ReplySeq(id, seq uint64, result any, err error) error {
 	m, encErr := NewRes(id, result, err)
 	if encErr != nil {
 		m, _ = NewRes(id, nil, api.Errorf(api.CodeInternal, "encoding the result: %v", encErr))
 	}
+	m.Seq = seq
 	b, encErr := EncodeMsg(m)
 	if encErr != nil {
 		m, _ = NewRes(id, nil, api.Errorf(api.CodeTooLarge, "the answer is over the link's limit of %d bytes", MaxFrame))
+		m.Seq = seq
 		if b, encErr = EncodeMsg(m); encErr != nil {
 			return encErr
 		}
@@ -678,15 +649,12 @@ func (p *Peer) pong(id uint64) {
 // resolve hands a res to the Call waiting for it; a late answer (the call
 // gave up) or a stray one is dropped.
 func (p *Peer) resolve(m Msg) {
-	p.qmu.Lock()
-	before := p.enqueued
-	p.qmu.Unlock()
 	p.mu.Lock()
 	ch := p.pending[m.ID]
 	delete(p.pending, m.ID)
 	p.mu.Unlock()
 	if ch != nil {
-		ch <- answer{m, before} // buffered, and sent to once
+		ch <- m // buffered, and sent to once
 	}
 }
 
@@ -724,7 +692,6 @@ func (p *Peer) enqueue(it inbound, size int) bool {
 		}
 	}
 	p.q.push(it, size)
-	p.enqueued++
 	p.qchanged.signal()
 	p.qmu.Unlock()
 	return true
@@ -757,10 +724,6 @@ func (p *Peer) handleLoop() {
 			return
 		}
 		p.deliver(it)
-		p.qmu.Lock()
-		p.handled++
-		p.qchanged.signal()
-		p.qmu.Unlock()
 	}
 }
 

@@ -48,11 +48,13 @@ func (a *agent) onMsg(m Msg) {
 		case "missing":
 			p.Reply(m.ID, nil, api.Errorf(api.CodeNotFound, "no session %q", "x"))
 		case "never":
-		case "notify": // events first, then the answer
+		case "write": // the answer with its seq, then the events
+			p.ReplySeq(m.ID, 3, api.Empty{}, nil)
 			for i := 1; i <= 3; i++ {
 				p.Send(Msg{T: TypeEvent, Seq: uint64(i), Event: &api.Event{Seq: uint64(i), Type: api.EventSession, Session: &api.Session{ID: "s1"}}})
 			}
-			p.Reply(m.ID, api.Empty{}, nil)
+		case "fail_write":
+			p.ReplySeq(m.ID, 7, nil, api.Errorf(api.CodeConflict, "half done"))
 		case "big":
 			p.Reply(m.ID, strings.Repeat("x", MaxFrame), nil)
 		default:
@@ -114,28 +116,23 @@ func TestCall(t *testing.T) {
 	})
 }
 
-// TestCallInOrder: CallInOrder returns only after the handlers took
-// everything the peer sent before its answer, however slow they are: what
-// a request changed is known once it returns.
-func TestCallInOrder(t *testing.T) {
+// TestCallSeq: an answer carries the other end's sequence number, failed
+// or not, and may arrive before the events up to it (the caller waits for
+// those: the hub's seq rule, tested in internal/hub).
+func TestCallSeq(t *testing.T) {
 	eachKind(t, func(t *testing.T, kind string) {
-		var mu sync.Mutex
-		var handled []uint64
-		hub, _, _, _ := pair(t, kind, Options{OnMsg: func(m Msg) {
-			if m.T == TypeEvent {
-				time.Sleep(20 * time.Millisecond) // a slow handler
-				mu.Lock()
-				handled = append(handled, m.Seq)
-				mu.Unlock()
-			}
-		}})
-		if err := hub.CallInOrder(ctxT(t), "notify", api.Empty{}, &api.Empty{}); err != nil {
-			t.Fatal(err)
+		hub, _, _, _ := pair(t, kind, Options{})
+		ctx := ctxT(t)
+		seq, err := hub.CallSeq(ctx, "write", api.Empty{}, &api.Empty{})
+		if err != nil || seq != 3 {
+			t.Fatalf("seq %d, %v; want 3", seq, err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if fmt.Sprint(handled) != "[1 2 3]" {
-			t.Errorf("when the call returned the handlers had taken %v, want [1 2 3]", handled)
+		seq, err = hub.CallSeq(ctx, "fail_write", api.Empty{}, nil)
+		if !errors.Is(err, api.ErrConflict) || seq != 7 {
+			t.Fatalf("failed write: seq %d, %v; want 7 and conflict", seq, err)
+		}
+		if seq, err := hub.CallSeq(ctx, "echo", api.Empty{}, nil); err != nil || seq != 0 {
+			t.Fatalf("a plain Reply: seq %d, %v", seq, err)
 		}
 	})
 }

@@ -66,7 +66,7 @@ type Notifier struct {
 // follow is a user's bus to follow.
 type follow struct {
 	user string
-	bus  *events.Bus
+	bus  *events.Feed
 }
 
 // sendGrace is how long Run, at its end, lets the sends in flight finish
@@ -340,16 +340,22 @@ func clip(s string, n int) string {
 
 // Handle sends the notifications an event of user's sessions calls for: to
 // that user's subscriptions and webhook only. It logs the notification at
-// once and sends in the background.
-func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) {
+// once, sends in the background, and returns it (false: the event calls
+// for none).
+func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) (api.Notification, bool) {
 	m, ok := MessageFor(ev)
 	if !ok {
-		return
+		return api.Notification{}, false
 	}
-	if _, err := n.store.AddNotification(ctx, store.Notification{
+	out := api.Notification{Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason,
+		Title: m.Title, Message: m.Body}
+	id, err := n.store.AddNotification(ctx, store.Notification{
 		User: user, Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason, Message: m.Body,
-	}); err != nil {
+	})
+	if err != nil {
 		n.log.Error("notification log", "err", err)
+	} else {
+		out.ID = id
 	}
 	n.sending.Add(1)
 	go func() {
@@ -361,6 +367,7 @@ func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) {
 		n.push(ctx, user, m)
 		n.callWebhook(ctx, user, m)
 	}()
+	return out, true
 }
 
 // Wait waits for notifications being sent (tests).
@@ -394,7 +401,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 // FollowUser follows a user's bus (Follow) on a goroutine of the notifier's
 // while Run runs (from its start, if it has not started). It returns at
 // once: the hub calls it with its lock held (hub.Options.OnUser).
-func (n *Notifier) FollowUser(user string, bus *events.Bus) {
+func (n *Notifier) FollowUser(user string, bus *events.Feed) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.serving == nil {
@@ -522,7 +529,7 @@ func isNtfy(raw string) bool {
 // Follow handles the events of one user's bus from now on until ctx ends.
 // A subscription that fell behind resumes from the last event it handled,
 // so no notification is skipped.
-func (n *Notifier) Follow(ctx context.Context, user string, bus *events.Bus) {
+func (n *Notifier) Follow(ctx context.Context, user string, bus *events.Feed) {
 	last := bus.Seq()
 	for ctx.Err() == nil {
 		sub := bus.Subscribe(last)
@@ -534,7 +541,11 @@ func (n *Notifier) Follow(ctx context.Context, user string, bus *events.Bus) {
 				continue
 			}
 			last = ev.Seq
-			n.Handle(ctx, user, ev)
+			if nt, ok := n.Handle(ctx, user, ev); ok {
+				// The pages of the user show it in the same words
+				// (a notification event, docs/web-protocol.md).
+				bus.Notify(nt)
+			}
 		}
 		stop()
 		sub.Close()

@@ -257,6 +257,19 @@ func TestWebhookAndLog(t *testing.T) {
 	if h.ct != "application/json" || h.body["text"] != "app finished: All tests pass." || h.body["session_id"] != "s1" {
 		t.Fatalf("webhook %+v", h)
 	}
+	// The user's pages get it on the bus, in the same words, with its id
+	// in the log.
+	var nt *api.Notification
+	for deadline := time.Now().Add(5 * time.Second); nt == nil && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		for _, ev := range bus.Recent(10) {
+			if ev.Type == api.EventNotification {
+				nt = ev.Notification
+			}
+		}
+	}
+	if nt == nil || nt.Title != "app finished" || nt.Message != "All tests pass." || nt.ID == 0 || nt.SessionID != "s1" || nt.Reason != "review" {
+		t.Fatalf("the notification event: %+v", nt)
+	}
 	cancel()
 	<-done
 	n.Wait()
@@ -271,7 +284,7 @@ func TestWebhookAndLog(t *testing.T) {
 	}
 }
 
-func waitSubscribed(t *testing.T, bus *events.Bus) {
+func waitSubscribed(t *testing.T, bus *events.Feed) {
 	deadline := time.Now().Add(5 * time.Second)
 	for bus.Subscribers() == 0 {
 		if time.Now().After(deadline) {

@@ -8,7 +8,7 @@ export type Empty = Record<string, never>;
 export type DialogKind = 'permission' | 'question' | 'plan' | 'trust' | 'api_key' | 'elicitation' | 'bypass_permissions' | 'mcp_server' | 'settings_error' | 'choice';
 
 /** EventType names what an Event reports. */
-export type EventType = 'snapshot' | 'session' | 'removed' | 'resync';
+export type EventType = 'snapshot' | 'session' | 'removed' | 'resync' | 'device' | 'device_removed' | 'notification';
 
 /** Kind says what a session runs. */
 export type Kind = 'claude' | 'shell' | 'external';
@@ -233,12 +233,25 @@ export interface DownloadResult {
 }
 
 /**
- * Timeline is the readable view of a session's transcript: its last items,
- * and a version that changes whenever they do.
+ * TimelineRequest asks for a session's timeline: all of it, or with Since
+ * (the Cursor of an earlier answer) only what changed after.
+ */
+export interface TimelineRequest {
+  since?: string;
+}
+
+/**
+ * Timeline is the readable view of a session's transcript. With Reset, Items
+ * are its last items (at most 1000) and replace what the reader held;
+ * without, they are the items new or changed since the request's Since, in
+ * timeline order: a changed one (a tool call whose result came, a prompt
+ * whose turn changed a file) replaces the item of its ID, a new one is
+ * appended. Cursor is what to send as Since next time.
  */
 export interface Timeline {
   items: TimelineItem[] | null;
-  version: number;
+  reset?: boolean;
+  cursor: string;
 }
 
 /**
@@ -394,8 +407,15 @@ export interface CorralEvent {
   time: string;
   session?: Session;
   sessions?: Session[];
-  /** for removed */
+  /** for removed and device_removed */
   id?: string;
+  /**
+   * Device is the machine of a device event; Devices are the user's
+   * machines in a snapshot (a hub's).
+   */
+  device?: Device;
+  devices?: Device[];
+  notification?: Notification;
   /** Prev is the status before this change (session events only). */
   prev?: Status;
   /**
@@ -690,6 +710,26 @@ export interface DirEntry {
   is_dir: boolean;
 }
 
+/**
+ * Notification is what alerted a person about a session: its reason (the
+ * status, needs-input or review) and its words.
+ */
+export interface Notification {
+  /** ID is the notification log's id (0 when the log failed). */
+  id?: number;
+  time: string;
+  device?: string;
+  session_id: string;
+  session_name: string;
+  reason: string;
+  /**
+   * Title names the session and what happened ("laptop/work needs
+   * you"); Message says more ("Allow Bash: make test?").
+   */
+  title: string;
+  message?: string;
+}
+
 /** Option is one numbered choice of a dialog on the screen. */
 export interface Option {
   /** Number is the option's number as drawn (1-based): what an answer names. */
@@ -852,8 +892,8 @@ export interface OpTypes {
   viewed: { req: Empty; res: void };
   /** fetch a URL (https or s3) into a session's directory */
   download: { req: DownloadRequest; res: DownloadResult };
-  /** the readable conversation: the transcript's last items */
-  timeline: { req: Empty; res: Timeline };
+  /** the readable conversation: the transcript's last items, or with since what changed after */
+  timeline: { req: TimelineRequest; res: Timeline };
   /** the git status of a session's folder: branch, and every changed file with its line counts */
   git_status: { req: Empty; res: GitStatus };
   /** the diff of a session's folder (unstaged or staged, or one file), as unified diff text */

@@ -143,7 +143,8 @@ export const api = {
   restart: (id: string, resume: boolean) => call('restart', { resume }, id),
   viewed: (id: string) => call('viewed', {}, id),
   download: (id: string, body: DownloadRequest) => call('download', body, id),
-  timeline: (id: string, signal?: AbortSignal) => call('timeline', {}, id, { signal }),
+  /** With since (an earlier answer's cursor): only the items new or changed after it. */
+  timeline: (id: string, since: string, signal?: AbortSignal) => call('timeline', { since }, id, { signal }),
   dirs: (path: string, device?: string) => call('dirs', { path, device }),
   resumable: (dir: string, device?: string) => call('resumable', { dir, device }),
   notifications: () => request<NotificationEntry[] | null>('GET', '/api/v1/notifications'),

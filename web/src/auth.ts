@@ -11,8 +11,6 @@ import {
   loadConfig,
   loadNotifications,
   resetState,
-  startDevicePolling,
-  stopDevicePolling,
 } from './store';
 import type { AuthMe } from './types';
 import { setHome } from './util';
@@ -23,7 +21,6 @@ export function start(me?: AuthMe): void {
   else void api.me().then(applyMe, () => {});
   auth.value = 'ok';
   events.start();
-  startDevicePolling();
   void loadConfig().then(() => setHome(config.value.home));
   void loadNotifications();
   void registerSW();
@@ -35,7 +32,6 @@ export function toLogin(body?: unknown): void {
   if (auth.value === 'login') return;
   events.stop();
   events.forget();
-  stopDevicePolling();
   resetState();
   auth.value = 'login';
 }

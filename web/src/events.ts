@@ -1,5 +1,5 @@
 // The events WebSocket (docs/web-protocol.md): snapshot, session, removed,
-// resync; ?since= on reconnect; a gap or a resync reconnects for a snapshot;
+// device, device_removed, notification, resync; ?since= on reconnect; a gap or a resync reconnects for a snapshot;
 // 45 s of silence (the server pings every 15 s) reconnects.
 
 import { batch } from '@preact/signals';
@@ -11,12 +11,13 @@ import {
   connSince,
   lastSeq,
   onSessionEvent,
+  removeDevice,
   removeSession,
-  sessionsById,
   setSnapshot,
+  upsertDevice,
   upsertSession,
 } from './store';
-import type { CorralEvent, Session } from './types';
+import type { CorralEvent, Notification } from './types';
 import { parseTime } from './util';
 
 const SILENCE_MS = 45_000;
@@ -190,7 +191,7 @@ export class EventsClient {
         this.reconnect(true);
         return;
       case 'snapshot':
-        setSnapshot(ev.sessions ?? []);
+        setSnapshot(ev.sessions ?? [], ev.devices ?? []);
         if (typeof ev.seq === 'number') this.setSeq(ev.seq);
         return;
     }
@@ -208,55 +209,42 @@ export class EventsClient {
       case 'session': {
         const s = ev.session;
         if (!s) return;
-        const before = sessionsById.value[s.id];
         upsertSession(s);
         onSessionEvent(s);
-        if (ev.notify) this.notify(ev, s, before);
         return;
       }
       case 'removed':
         if (ev.id) removeSession(ev.id);
         return;
+      case 'device':
+        if (ev.device) upsertDevice(ev.device);
+        return;
+      case 'device_removed':
+        if (ev.id) removeDevice(ev.id);
+        return;
+      case 'notification':
+        if (ev.notification) this.notify(ev, ev.notification);
+        return;
     }
   }
 
-  private notify(ev: CorralEvent, s: Session, _before: Session | undefined): void {
-    const reason = s.status === 'needs-input' ? 'needs-input' : s.status === 'review' ? 'review' : s.status;
-    const message = notificationText(s);
+  /** A notification, in the words the server logged and pushed (docs/web-protocol.md). */
+  private notify(ev: CorralEvent, n: Notification): void {
     addNotification({
       seq: ev.seq ?? 0,
-      time: ev.time || new Date().toISOString(),
-      device: s.device,
-      session_id: s.id,
-      session_name: s.name,
-      reason,
-      message,
+      id: n.id,
+      time: n.time || ev.time || new Date().toISOString(),
+      device: n.device,
+      session_id: n.session_id,
+      session_name: n.session_name,
+      reason: n.reason,
+      message: n.message ?? '',
       live: true,
     });
     // Replays after a reconnect may carry old news: alert only on fresh ones.
     const t = parseTime(ev.time);
-    if (!t || Date.now() - t < 5 * 60_000) notifyEvent(s, message);
+    if (!t || Date.now() - t < 5 * 60_000) notifyEvent(n);
   }
-}
-
-export function notificationText(s: Session): string {
-  if (s.status === 'needs-input') {
-    const w = s.waiting_for;
-    let what = w?.summary ?? '';
-    if (w && !what) {
-      if (w.kind === 'question') {
-        const input = w.input as { questions?: { question?: string }[] } | undefined;
-        what = input?.questions?.[0]?.question || w.message || 'a question';
-      } else {
-        what = w.tool || w.message || w.kind;
-      }
-    }
-    return what ? `${s.name} needs you: ${what}` : `${s.name} needs you`;
-  }
-  if (s.status === 'review') {
-    return s.error ? `${s.name} stopped: ${s.error_message || s.error}` : `${s.name} finished`;
-  }
-  return `${s.name}: ${s.status}`;
 }
 
 export const events = new EventsClient();

@@ -3,7 +3,7 @@
 import { signal } from '@preact/signals';
 import { api, ApiError } from './api';
 import { config, openSession, selectedId } from './store';
-import type { Session } from './types';
+import type { Notification as Notice } from './types';
 
 export type PermissionState = NotificationPermission | 'unsupported';
 
@@ -60,36 +60,38 @@ export async function requestNotificationPermission(): Promise<PermissionState> 
   return p;
 }
 
-/** Show a desktop notification for an event with notify: true. */
-export function notifyEvent(s: Session, body: string): void {
+/** Show a desktop notification for a notification event, in the server's words. */
+export function notifyEvent(n: Notice): void {
+  const id = n.session_id;
+  const body = n.message ?? '';
   if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
   const looking = document.visibilityState === 'visible' && document.hasFocus();
   // The person is looking at this very session: no need to interrupt.
-  if (looking && selectedId.value === s.id) return;
+  if (looking && selectedId.value === id) return;
   // With push on, the service worker shows the push unless a page is focused (sw.ts).
   if (!looking && pushEnabled.value) return;
-  // Named like the push title: machine/session on a hub.
-  const title = s.device ? `${s.device}/${s.name}` : s.name;
+  // The push's title: machine/session on a hub, and what happened.
+  const title = n.title;
   try {
-    const n = new Notification(title, {
+    const shown = new Notification(title, {
       body,
-      tag: `corral-${s.id}`,
+      tag: `corral-${id}`,
       icon: '/icon-192.png',
       badge: '/icon-192.png',
     });
-    n.onclick = () => {
+    shown.onclick = () => {
       window.focus();
-      openSession(s.id);
-      n.close();
+      openSession(id);
+      shown.close();
     };
   } catch {
     // Some browsers (Android Chrome) only allow notifications from the service worker.
     registerSW().then((r) =>
       r?.showNotification(title, {
         body,
-        tag: `corral-${s.id}`,
+        tag: `corral-${id}`,
         icon: '/icon-192.png',
-        data: { session_id: s.id, url: `/#/s/${encodeURIComponent(s.id)}` },
+        data: { session_id: id, url: `/#/s/${encodeURIComponent(id)}` },
       }),
     );
   }

@@ -116,7 +116,6 @@ export const sidebarOrder = computed(() =>
 
 let devicesInFlight: Promise<void> | null = null;
 let devicesAgain = false;
-let devicesAt = 0;
 
 /** Refresh the machine list (one request at a time; a call meanwhile asks for one more). */
 export function loadDevices(): Promise<void> {
@@ -128,7 +127,6 @@ export function loadDevices(): Promise<void> {
     try {
       do {
         devicesAgain = false;
-        devicesAt = Date.now();
         try {
           const list = (await api.devices()) ?? [];
           batch(() => {
@@ -146,41 +144,23 @@ export function loadDevices(): Promise<void> {
   return devicesInFlight;
 }
 
-const DEVICE_POLL_MS = 30_000;
-let devicePoll: ReturnType<typeof setInterval> | undefined;
-const onVisibleDevices = () => {
-  if (document.visibilityState === 'visible' && Date.now() - devicesAt >= DEVICE_POLL_MS) void loadDevices();
-};
-
-/** Refresh the machine list every 30 s while the page is visible. */
-export function startDevicePolling(): void {
-  stopDevicePolling();
-  void loadDevices();
-  devicePoll = setInterval(() => {
-    if (document.visibilityState === 'visible') void loadDevices();
-  }, DEVICE_POLL_MS);
-  document.addEventListener('visibilitychange', onVisibleDevices);
+/** The machines as the events say (a snapshot's devices, then device events): nothing is polled. */
+export function setDevices(list: Device[]): void {
+  batch(() => {
+    devices.value = list;
+    devicesLoaded.value = true;
+  });
 }
 
-export function stopDevicePolling(): void {
-  clearInterval(devicePoll);
-  devicePoll = undefined;
-  document.removeEventListener('visibilitychange', onVisibleDevices);
+export function upsertDevice(d: Device): void {
+  const list = devices.value.filter((x) => x.id !== d.id);
+  list.push(d);
+  list.sort((a, b) => a.name.localeCompare(b.name));
+  devices.value = list;
 }
 
-let mismatchAt = 0;
-/** A session names a machine we do not know, or contradicts its online state: refresh. */
-function checkDevice(s: Session): void {
-  if (!s.device) return;
-  const d = devices.value.find((x) => x.name === s.device);
-  if (!d) {
-    void loadDevices();
-    return;
-  }
-  if (d.online === !!s.offline && Date.now() - mismatchAt > 2000) {
-    mismatchAt = Date.now();
-    void loadDevices();
-  }
+export function removeDevice(id: string): void {
+  devices.value = devices.value.filter((x) => x.id !== id);
 }
 
 /** Phone layout (< 768 px). */
@@ -233,14 +213,14 @@ export function toastError(prefix: string) {
 
 // ---- sessions -------------------------------------------------------------
 
-export function setSnapshot(list: Session[]): void {
+export function setSnapshot(list: Session[], devs: Device[]): void {
   const m: Record<string, Session> = {};
   for (const s of list) m[s.id] = s;
   batch(() => {
     sessionsById.value = m;
     loaded.value = true;
+    setDevices(devs);
   });
-  if (list.some((s) => s.device && !devices.value.some((d) => d.name === s.device))) void loadDevices();
   // Opened by URL before the sessions were known: the open session in review is seen now.
   const id = selectedId.value;
   if (id && document.visibilityState === 'visible') markViewedIfReview(id);
@@ -335,7 +315,6 @@ export function markViewedIfReview(id: string): void {
 
 /** After a session event: the open, visible session that moved into review is seen. */
 export function onSessionEvent(s: Session): void {
-  checkDevice(s);
   if (s.id === selectedId.value && s.status === 'review' && !s.offline && document.visibilityState === 'visible') {
     markViewed(s.id);
   }

@@ -15,6 +15,7 @@ export type {
   Field,
   FileEdit,
   Kind,
+  Notification,
   Option,
   Question,
   QuestionOption,
@@ -30,7 +31,7 @@ export type {
   Usage,
   Waiting,
 } from './api.gen';
-import type { EventType as WireEventType, Session, Status } from './api.gen';
+import type { Device, EventType as WireEventType, Notification, Session, Status } from './api.gen';
 
 /** An event of the stream, or the WebSocket's keepalive. */
 export type EventType = WireEventType | 'ping';
@@ -44,6 +45,9 @@ export interface CorralEvent {
   id?: string;
   prev?: Status;
   notify?: boolean;
+  device?: Device;
+  devices?: Device[];
+  notification?: Notification;
 }
 
 export interface WebConfig {

@@ -62,6 +62,28 @@ func (b *TimelineBuilder) Items() []TimelineItem {
 	return append([]TimelineItem(nil), b.items...)
 }
 
+// Trim keeps the last n items only: a tool call or a turn whose item is
+// cut is forgotten, so its late result or files change nothing.
+func (b *TimelineBuilder) Trim(n int) {
+	cut := len(b.items) - max(n, 0)
+	if cut <= 0 {
+		return
+	}
+	b.items = append([]TimelineItem(nil), b.items[cut:]...)
+	for id, i := range b.open {
+		if i < cut {
+			delete(b.open, id)
+		} else {
+			b.open[id] = i - cut
+		}
+	}
+	if b.turn-1 < cut {
+		b.turn = 0
+	} else {
+		b.turn -= cut
+	}
+}
+
 // Reset forgets everything, for a transcript that started over.
 func (b *TimelineBuilder) Reset() { *b = TimelineBuilder{} }
 

@@ -60,23 +60,32 @@ func LastTurnState(path string) (TurnState, error) {
 // ReadTail parses the complete lines in the last n bytes of a transcript
 // (the first, cut line is dropped; bad lines are skipped).
 func ReadTail(path string, n int64) ([]Entry, error) {
+	entries, _, err := ReadTailAt(path, n)
+	return entries, err
+}
+
+// ReadTailAt is ReadTail, also returning where the complete lines it read
+// end: a Tailer started there reads only what is appended after.
+func ReadTailAt(path string, n int64) ([]Entry, Position, error) {
+	var pos Position
 	f, err := regularfile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, pos, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, pos, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
+		return nil, pos, fmt.Errorf("%s: not a regular file", path)
 	}
+	pos.Dev, pos.Ino = regularfile.ID(fi)
 	from := max(fi.Size()-n, 0)
 	buf := make([]byte, fi.Size()-from)
 	k, err := f.ReadAt(buf, from)
 	if err != nil && err != io.EOF {
-		return nil, err
+		return nil, pos, err
 	}
 	buf = buf[:k]
 	if from > 0 {
@@ -86,8 +95,11 @@ func ReadTail(path string, n int64) ([]Entry, error) {
 		if _, err := f.ReadAt(one[:], from-1); err != nil || one[0] != '\n' {
 			i := bytes.IndexByte(buf, '\n')
 			if i < 0 {
-				return nil, nil
+				pos.Offset = from
+				pos.InLongLine = true
+				return nil, pos, nil
 			}
+			from += int64(i + 1)
 			buf = buf[i+1:]
 		}
 	}
@@ -97,13 +109,14 @@ func ReadTail(path string, n int64) ([]Entry, error) {
 	} else {
 		buf = nil
 	}
+	pos.Offset = from + int64(len(buf))
 	var out []Entry
 	for line := range bytes.Lines(buf) {
 		if e, err := ParseEntry(bytes.TrimRight(line, "\r\n")); err == nil {
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out, pos, nil
 }
 
 // TurnStateOf tells how the last turn of entries (in file order) stands.

@@ -15,12 +15,17 @@ function signature(it: TimelineItem): string {
 }
 
 /** The readable view of a session's transcript, with the prompt box under it. */
+/** The most items a view holds, as the server answers at most. */
+const MAX_ITEMS = 1000;
+
 export function Timeline(props: { s: Session; visible: boolean }) {
   const s = props.s;
   const [items, setItems] = useState<TimelineItem[] | null>(null);
   const [error, setError] = useState('');
   const [newBelow, setNewBelow] = useState(false);
-  const version = useRef(-1);
+  // Where this view stands in the session's timeline ('' = nothing yet: the next answer is whole).
+  const cursor = useRef('');
+  const itemsRef = useRef<TimelineItem[] | null>(null);
   const prev = useRef(new Map<string, { sig: string; item: TimelineItem }>());
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
@@ -35,22 +40,37 @@ export function Timeline(props: { s: Session; visible: boolean }) {
       const ac = new AbortController();
       abort.current = ac;
       try {
-        const tl = await api.timeline(s.id, ac.signal);
+        // Only what changed since the last answer (docs/web-protocol.md): a changed item replaces
+        // the one of its id, a new one is appended; a reset answer replaces everything.
+        const tl = await api.timeline(s.id, cursor.current, ac.signal);
         if (ac.signal.aborted) return;
         setError('');
         setAway(false);
-        if (tl.version === version.current && version.current !== -1) return;
-        version.current = tl.version;
-        // Reuse unchanged items so their rows do not re-render.
-        const next = new Map<string, { sig: string; item: TimelineItem }>();
-        const list = (tl.items ?? []).map((it) => {
+        const delta = tl.items ?? [];
+        if (!tl.reset && delta.length === 0) {
+          cursor.current = tl.cursor;
+          return;
+        }
+        // Unchanged items keep their objects, so their rows do not re-render.
+        const held = tl.reset ? [] : [...(itemsRef.current ?? [])];
+        const index = new Map(held.map((it, i) => [it.id, i]));
+        const next = tl.reset ? new Map<string, { sig: string; item: TimelineItem }>() : prev.current;
+        for (const it of delta) {
           const sig = signature(it);
           const old = prev.current.get(it.id);
           const item = old && old.sig === sig ? old.item : it;
           next.set(it.id, { sig, item });
-          return item;
-        });
+          const i = index.get(it.id);
+          if (i === undefined) {
+            index.set(it.id, held.length);
+            held.push(item);
+          } else held[i] = item;
+        }
+        const list = held.length > MAX_ITEMS ? held.slice(held.length - MAX_ITEMS) : held;
+        if (list !== held) for (const it of held.slice(0, held.length - MAX_ITEMS)) next.delete(it.id);
         prev.current = next;
+        cursor.current = tl.cursor;
+        itemsRef.current = list;
         setItems(list);
       } catch (e) {
         if ((e as Error).name === 'AbortError') return;
@@ -70,7 +90,8 @@ export function Timeline(props: { s: Session; visible: boolean }) {
 
   // New session: start over.
   useEffect(() => {
-    version.current = -1;
+    cursor.current = '';
+    itemsRef.current = null;
     prev.current = new Map();
     stick.current = true;
     setItems(null);

@@ -1,0 +1,81 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"sync"
+
+	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/claude/transcript"
+)
+
+// What the timeline reads and keeps: the last timelineTail bytes of a
+// transcript when a view is first made, at most timelineItems items in an
+// answer, and views of the timelineViews transcripts read last.
+const (
+	timelineTail  = 4 << 20
+	timelineItems = 1000
+	timelineViews = 8
+)
+
+// timelines holds a view of each transcript being read (transcript.TimelineView),
+// so that an answer costs what was appended since the reader's cursor, not a
+// reread of the transcript. Only transcripts somebody reads have one.
+type timelines struct {
+	mu    sync.Mutex
+	views map[string]*transcript.TimelineView // by session id
+	used  []string                            // session ids, least recently read first
+}
+
+// view returns the view of a session's transcript at path, made anew when
+// the session's transcript changed; the least recently read view goes
+// beyond timelineViews.
+func (t *timelines) view(id, path string) *transcript.TimelineView {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.views == nil {
+		t.views = map[string]*transcript.TimelineView{}
+	}
+	v := t.views[id]
+	if v == nil || v.Path() != path {
+		v = transcript.NewTimelineView(path, timelineTail, timelineItems)
+		t.views[id] = v
+	}
+	for i, u := range t.used {
+		if u == id {
+			t.used = append(t.used[:i], t.used[i+1:]...)
+			break
+		}
+	}
+	t.used = append(t.used, id)
+	if len(t.used) > timelineViews {
+		delete(t.views, t.used[0])
+		t.used = t.used[1:]
+	}
+	return v
+}
+
+// Timeline returns the readable view of a session's transcript: its last
+// items, or with a cursor what changed since.
+func (a *views) Timeline(ctx context.Context, req api.TimelineRequest) (api.Timeline, error) {
+	a.mu.Lock()
+	s, err := a.getLocked(req.ID)
+	if err != nil {
+		a.mu.Unlock()
+		return api.Timeline{}, err
+	}
+	path := s.transcript(a.cfg.ClaudeDir)
+	a.mu.Unlock()
+	empty := api.Timeline{Items: []api.TimelineItem{}, Reset: true}
+	if path == "" {
+		return empty, nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return empty, nil // no transcript yet
+	}
+	d, err := a.timelines.view(req.ID, path).Since(req.Since)
+	if err != nil {
+		return api.Timeline{}, api.Errorf(api.CodeInternal, "read transcript: %v", err)
+	}
+	return api.Timeline{Items: d.Items, Reset: d.Reset, Cursor: d.Cursor}, nil
+}
