@@ -59,6 +59,12 @@ const (
 	catchUpEvery = 5 * time.Second
 	// logBatch bounds the events read back from the log at once.
 	logBatch = 1024
+	// A replica renews its lease every leaseEvery, for leaseTTL; the
+	// others look for lapsed leases every reapEvery and show the links of
+	// a replica without one offline (their agents reconnect elsewhere).
+	leaseEvery = 2 * time.Second
+	leaseTTL   = 10 * time.Second
+	reapEvery  = 5 * time.Second
 )
 
 const (
@@ -105,7 +111,7 @@ type clusterBus struct {
 	mu    sync.Mutex // serialises apply and catch-up
 }
 
-func newCluster(h *Hub, o ClusterOptions) (*cluster, error) {
+func newCluster(ctx context.Context, h *Hub, o ClusterOptions) (*cluster, error) {
 	if o.Log == nil || o.Conn == nil {
 		return nil, errors.New("cluster: a log and a NATS connection are needed")
 	}
@@ -116,6 +122,10 @@ func newCluster(h *Hub, o ClusterOptions) (*cluster, error) {
 	}
 	c := &cluster{h: h, o: o, log: o.Log, nc: o.Conn, links: map[string]*clusterLink{}, dirty: map[string]bool{},
 		wake: make(chan struct{}, 1), buses: map[string]*clusterBus{}, slots: make(chan struct{}, maxInFlight)}
+	// Alive before any claim: a replica without a lease is reaped.
+	if err := c.log.Alive(ctx, o.Replica, leaseTTL); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
 	sub, err := c.nc.Subscribe(subjEvents+"*", c.onEvents)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -129,6 +139,7 @@ func newCluster(h *Hub, o ClusterOptions) (*cluster, error) {
 // few seconds at most), and returns once every goroutine of the layer has.
 func (c *cluster) run(ctx context.Context) {
 	c.g.Go(func() { c.catchUpLoop(ctx) })
+	c.g.Go(func() { c.leaseLoop(ctx) })
 	c.writeLoop(ctx)
 	// The last states (the devices offline) are written before the
 	// replica goes: a few seconds, then the next holder's claim wins.
@@ -300,6 +311,20 @@ func (c *cluster) write(ctx context.Context, deviceID string) error {
 	}
 	if len(changes) > 0 {
 		logged, err := c.log.Append(ctx, l.user, deviceID, l.epoch, changes)
+		if errors.Is(err, store.ErrConflict) && l.live {
+			// Reaped while still here (this replica's lease lapsed: a slow
+			// database): claim it back, unless another replica has it.
+			epoch, written, ok, rerr := c.log.Reclaim(ctx, deviceID, c.o.Replica)
+			if rerr != nil {
+				return rerr
+			}
+			if ok {
+				c.mu.Lock()
+				l.epoch, l.written = epoch, written
+				c.mu.Unlock()
+				return c.write(ctx, deviceID)
+			}
+		}
 		if errors.Is(err, store.ErrConflict) {
 			// Another replica holds the device now: its writes win.
 			c.drop(deviceID, l)
@@ -583,5 +608,62 @@ func (h *Hub) runCluster() func() {
 	return func() {
 		cancel()
 		<-done
+	}
+}
+
+// leaseLoop keeps this replica's lease, and takes over the links of
+// replicas whose lease lapsed: their sessions are written offline (the
+// state shown is the truth) until the agents reconnect somewhere.
+func (c *cluster) leaseLoop(ctx context.Context) {
+	renew := time.NewTicker(leaseEvery)
+	defer renew.Stop()
+	reap := time.NewTicker(reapEvery)
+	defer reap.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-renew.C:
+			cctx, cancel := context.WithTimeout(ctx, leaseEvery)
+			if err := c.log.Alive(cctx, c.o.Replica, leaseTTL); err != nil && ctx.Err() == nil {
+				c.h.log.Warn("cluster: renewing this replica's lease failed", "err", err)
+			}
+			cancel()
+		case <-reap.C:
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			c.reap(cctx)
+			cancel()
+		}
+	}
+}
+
+func (c *cluster) reap(ctx context.Context) {
+	taken, err := c.log.Reap(ctx, c.o.Replica)
+	if err != nil {
+		c.h.log.Debug("cluster: looking for dead replicas", "err", err)
+		return
+	}
+	for _, r := range taken {
+		c.h.log.Warn("cluster: a replica holding a device's link is gone; its sessions are offline until it reconnects", "device", r.DeviceID)
+		var changes []store.Change
+		for id, raw := range r.Sessions {
+			var s api.Session
+			if json.Unmarshal(raw, &s) != nil || s.Offline {
+				continue
+			}
+			prev := s.Status
+			s.Offline = true
+			b, _ := json.Marshal(s)
+			ev, _ := json.Marshal(api.Event{Type: api.EventSession, Session: &s, Prev: prev})
+			changes = append(changes, store.Change{SessionID: id, Session: b, Event: ev})
+		}
+		if len(changes) == 0 {
+			continue
+		}
+		logged, err := c.log.Append(ctx, r.User, r.DeviceID, r.Epoch, changes)
+		if err != nil {
+			continue // it reconnected meanwhile: its holder writes
+		}
+		c.publish(r.User, logged)
 	}
 }

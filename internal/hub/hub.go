@@ -152,7 +152,7 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 	h.id = id
 	h.mux = h.newMux()
 	if o.Cluster != nil {
-		if h.cl, err = newCluster(h, *o.Cluster); err != nil {
+		if h.cl, err = newCluster(ctx, h, *o.Cluster); err != nil {
 			return nil, err
 		}
 	}

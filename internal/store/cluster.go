@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // A hub of several replicas (internal/hub, cluster.go) keeps, besides the
 // Store, one log of session changes per user: the order every replica
@@ -31,6 +34,25 @@ type EventLog interface {
 	Snapshot(ctx context.Context, user string) (seq uint64, sessions [][]byte, err error)
 	// Online says which of the devices have a link held by a replica.
 	Online(ctx context.Context, deviceIDs []string) (map[string]bool, error)
+	// Alive records that replica is alive for ttl more.
+	Alive(ctx context.Context, replica string, ttl time.Duration) error
+	// Reap takes over, for replica, the links held by replicas that did
+	// not say they were alive in time (killed, or cut off): each with a new
+	// epoch, so a replica that was only slow can no longer write, and its
+	// sessions as the log has them, for the taker to write offline.
+	Reap(ctx context.Context, replica string) ([]Reaped, error)
+	// Reclaim claims a device's link again for a replica that still holds
+	// it, if it was reaped (offline, nobody's): ok is false when another
+	// replica holds it now.
+	Reclaim(ctx context.Context, deviceID, replica string) (epoch int64, sessions map[string][]byte, ok bool, err error)
+}
+
+// Reaped is a link taken over from a dead replica.
+type Reaped struct {
+	DeviceID string
+	User     string
+	Epoch    int64
+	Sessions map[string][]byte
 }
 
 // Change is one change of a session: its new state (JSON), or nil for its

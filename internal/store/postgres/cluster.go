@@ -46,7 +46,11 @@ const clusterSchema = `CREATE TABLE IF NOT EXISTS corral_links (
 		session bytea NOT NULL
 	);
 	CREATE INDEX IF NOT EXISTS corral_cluster_sessions_user ON corral_cluster_sessions (user_name);
-	CREATE INDEX IF NOT EXISTS corral_cluster_sessions_device ON corral_cluster_sessions (device_id);`
+	CREATE INDEX IF NOT EXISTS corral_cluster_sessions_device ON corral_cluster_sessions (device_id);
+	CREATE TABLE IF NOT EXISTS corral_replicas (
+		replica text PRIMARY KEY,
+		expires timestamptz NOT NULL
+	);`
 
 // EventLog is the store's event log for a hub of several replicas, its
 // tables made if missing.
@@ -232,4 +236,94 @@ func (l eventLog) Online(ctx context.Context, ids []string) (map[string]bool, er
 		out[id] = true
 	}
 	return out, rows.Err()
+}
+
+func (l eventLog) Alive(ctx context.Context, replica string, ttl time.Duration) error {
+	_, err := l.s.pool.Exec(ctx, `INSERT INTO corral_replicas (replica, expires) VALUES ($1, now() + $2::interval)
+		ON CONFLICT (replica) DO UPDATE SET expires = now() + $2::interval`, replica, fmt.Sprintf("%d milliseconds", ttl.Milliseconds()))
+	return err
+}
+
+func (l eventLog) Reap(ctx context.Context, replica string) ([]store.Reaped, error) {
+	var out []store.Reaped
+	err := l.s.tx(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
+		// A link whose holder has no live lease (none at all: the holder
+		// died before its first, or its row was reaped already).
+		rows, err := tx.Query(ctx, `UPDATE corral_links SET replica = $1, epoch = epoch + 1, online = false
+			WHERE online AND replica <> $1 AND NOT EXISTS (
+				SELECT 1 FROM corral_replicas r WHERE r.replica = corral_links.replica AND r.expires > now())
+			RETURNING device_id, epoch`, replica)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var r store.Reaped
+			if err := rows.Scan(&r.DeviceID, &r.Epoch); err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := range out {
+			out[i].Sessions = map[string][]byte{}
+			rows, err := tx.Query(ctx, `SELECT session_id, user_name, session FROM corral_cluster_sessions WHERE device_id = $1`, out[i].DeviceID)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id, user string
+				var b []byte
+				if err := rows.Scan(&id, &user, &b); err != nil {
+					rows.Close()
+					return err
+				}
+				out[i].User, out[i].Sessions[id] = user, b
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM corral_replicas WHERE expires < now() - interval '1 hour'`)
+		return err
+	})
+	return out, err
+}
+
+func (l eventLog) Reclaim(ctx context.Context, deviceID, replica string) (int64, map[string][]byte, bool, error) {
+	var epoch int64
+	out := map[string][]byte{}
+	ok := false
+	err := l.s.tx(ctx, func(tx pgx.Tx) error {
+		clear(out)
+		err := tx.QueryRow(ctx, `UPDATE corral_links SET replica = $2, epoch = epoch + 1, online = true
+			WHERE device_id = $1 AND NOT online RETURNING epoch`, deviceID, replica).Scan(&epoch)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok = true
+		rows, err := tx.Query(ctx, `SELECT session_id, session FROM corral_cluster_sessions WHERE device_id = $1`, deviceID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var b []byte
+			if err := rows.Scan(&id, &b); err != nil {
+				return err
+			}
+			out[id] = b
+		}
+		return rows.Err()
+	})
+	return epoch, out, ok, err
 }
