@@ -59,6 +59,10 @@ const (
 	catchUpEvery = 5 * time.Second
 	// logBatch bounds the events read back from the log at once.
 	logBatch = 1024
+	// writers write devices' changes to the log at once (each change is
+	// a round trip or two to PostgreSQL; a replica that takes over
+	// thousands of links has that many syncs to write).
+	writers = 8
 	// A replica renews its lease every leaseEvery, for leaseTTL; the
 	// others look for lapsed leases every reapEvery and show the links of
 	// a replica without one offline (their agents reconnect elsewhere).
@@ -85,8 +89,11 @@ type cluster struct {
 	// links are the devices whose link this replica holds (or held, until
 	// their last state is written).
 	links map[string]*clusterLink
-	dirty map[string]bool
-	wake  chan struct{}
+	// dirty and wake are per writer: a device is always written by the
+	// same one (by a hash of its id), so its changes stay in order while
+	// writers write different devices at once.
+	dirty [writers]map[string]bool
+	wake  [writers]chan struct{}
 	buses map[string]*clusterBus
 	slots chan struct{}
 	term  termSeq
@@ -120,8 +127,11 @@ func newCluster(ctx context.Context, h *Hub, o ClusterOptions) (*cluster, error)
 		rand.Read(b)
 		o.Replica = "r" + hex.EncodeToString(b)
 	}
-	c := &cluster{h: h, o: o, log: o.Log, nc: o.Conn, links: map[string]*clusterLink{}, dirty: map[string]bool{},
-		wake: make(chan struct{}, 1), buses: map[string]*clusterBus{}, slots: make(chan struct{}, maxInFlight)}
+	c := &cluster{h: h, o: o, log: o.Log, nc: o.Conn, links: map[string]*clusterLink{},
+		buses: map[string]*clusterBus{}, slots: make(chan struct{}, maxInFlight)}
+	for i := range writers {
+		c.dirty[i], c.wake[i] = map[string]bool{}, make(chan struct{}, 1)
+	}
 	// Alive before any claim: a replica without a lease is reaped.
 	if err := c.log.Alive(ctx, o.Replica, leaseTTL); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -140,12 +150,19 @@ func newCluster(ctx context.Context, h *Hub, o ClusterOptions) (*cluster, error)
 func (c *cluster) run(ctx context.Context) {
 	c.g.Go(func() { c.catchUpLoop(ctx) })
 	c.g.Go(func() { c.leaseLoop(ctx) })
-	c.writeLoop(ctx)
-	// The last states (the devices offline) are written before the
-	// replica goes: a few seconds, then the next holder's claim wins.
-	fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	c.flush(fctx)
-	cancel()
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			c.writeLoop(ctx, i)
+			// The last states (the devices offline) are written before
+			// the replica goes: a few seconds, then the next holder's
+			// claim wins.
+			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			c.flush(fctx, i)
+			cancel()
+		})
+	}
+	wg.Wait()
 	c.evSub.Unsubscribe()
 	c.mu.Lock()
 	for _, l := range c.links {
@@ -207,24 +224,34 @@ func (c *cluster) detached(deviceID string) {
 // markDirty asks the worker to write a device's sessions. It never
 // blocks: a device is dirty or not, whatever the number of changes.
 func (c *cluster) markDirty(deviceID string) {
+	w := writerOf(deviceID)
 	c.mu.Lock()
-	c.dirty[deviceID] = true
+	c.dirty[w][deviceID] = true
 	c.mu.Unlock()
 	select {
-	case c.wake <- struct{}{}:
+	case c.wake[w] <- struct{}{}:
 	default:
 	}
 }
 
-func (c *cluster) writeLoop(ctx context.Context) {
+// writerOf is the writer of a device (FNV-1a of its id).
+func writerOf(deviceID string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(deviceID); i++ {
+		h = (h ^ uint32(deviceID[i])) * 16777619
+	}
+	return int(h % writers)
+}
+
+func (c *cluster) writeLoop(ctx context.Context, w int) {
 	backoff := 100 * time.Millisecond
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-c.wake:
+		case <-c.wake[w]:
 		}
-		if err := c.flush(ctx); err != nil && ctx.Err() == nil {
+		if err := c.flush(ctx, w); err != nil && ctx.Err() == nil {
 			c.h.log.Warn("cluster: writing sessions to the event log failed; retrying", "err", err)
 			select {
 			case <-ctx.Done():
@@ -233,7 +260,7 @@ func (c *cluster) writeLoop(ctx context.Context) {
 			}
 			backoff = min(2*backoff, 5*time.Second)
 			select {
-			case c.wake <- struct{}{}:
+			case c.wake[w] <- struct{}{}:
 			default:
 			}
 			continue
@@ -242,14 +269,15 @@ func (c *cluster) writeLoop(ctx context.Context) {
 	}
 }
 
-// flush writes every dirty device; one that fails stays dirty.
-func (c *cluster) flush(ctx context.Context) error {
+// flush writes every dirty device of writer w; one that fails stays
+// dirty.
+func (c *cluster) flush(ctx context.Context, w int) error {
 	c.mu.Lock()
-	ids := make([]string, 0, len(c.dirty))
-	for id := range c.dirty {
+	ids := make([]string, 0, len(c.dirty[w]))
+	for id := range c.dirty[w] {
 		ids = append(ids, id)
 	}
-	clear(c.dirty)
+	clear(c.dirty[w])
 	c.mu.Unlock()
 	var first error
 	for _, id := range ids {
@@ -258,7 +286,7 @@ func (c *cluster) flush(ctx context.Context) error {
 				first = err
 			}
 			c.mu.Lock()
-			c.dirty[id] = true
+			c.dirty[w][id] = true
 			c.mu.Unlock()
 		}
 	}
@@ -269,6 +297,7 @@ func (c *cluster) flush(ctx context.Context) error {
 func (c *cluster) write(ctx context.Context, deviceID string) error {
 	c.mu.Lock()
 	l := c.links[deviceID]
+	live := l != nil && l.live
 	c.mu.Unlock()
 	if l == nil {
 		return nil
@@ -311,7 +340,7 @@ func (c *cluster) write(ctx context.Context, deviceID string) error {
 	}
 	if len(changes) > 0 {
 		logged, err := c.log.Append(ctx, l.user, deviceID, l.epoch, changes)
-		if errors.Is(err, store.ErrConflict) && l.live {
+		if errors.Is(err, store.ErrConflict) && live {
 			// Reaped while still here (this replica's lease lapsed: a slow
 			// database): claim it back, unless another replica has it.
 			epoch, written, ok, rerr := c.log.Reclaim(ctx, deviceID, c.o.Replica)
@@ -344,7 +373,7 @@ func (c *cluster) write(ctx context.Context, deviceID string) error {
 			c.publish(l.user, logged)
 		}
 	}
-	if !l.live {
+	if !live {
 		c.mu.Lock()
 		stillOff := c.links[deviceID] == l && !l.live
 		c.mu.Unlock()

@@ -86,7 +86,25 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	raiseFileLimit()
 	os.Exit(benchutil.Run(func(ctx context.Context, t *benchutil.TB) error { return run(ctx, t, c) }))
+}
+
+// raiseFileLimit lifts this process's open-file limit as far as it may
+// (the hubs inherit it): a hub takes at most a quarter of its limit in
+// connections (internal/bound), and 10,000 agents need 40,000.
+func raiseFileLimit() {
+	var rl syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) != nil {
+		return
+	}
+	want := syscall.Rlimit{Cur: 1 << 17, Max: max(rl.Max, 1<<17)}
+	if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want) != nil {
+		rl.Cur = rl.Max
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl)
+	}
+	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl)
+	fmt.Fprintf(os.Stderr, "capacity: open files up to %d\n", rl.Cur)
 }
 
 var base = time.Now()
@@ -224,6 +242,13 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	}
 	browsersUp := time.Since(t0)
 	fmt.Fprintf(os.Stderr, "capacity: %d browsers subscribed in %v\n", c.browsers, browsersUp.Round(time.Millisecond))
+	// Every browser lists every session of its user (on replicas, once
+	// every sync has gone through the event log).
+	if !waitUntil(ctx, 5*time.Minute, r.browsersComplete) {
+		return fmt.Errorf("the browsers do not list every session")
+	}
+	listed := time.Since(t0)
+	fmt.Fprintf(os.Stderr, "capacity: every browser lists every session of its user %v after subscribing\n", listed.Round(time.Millisecond))
 	benchutil.Sleep(ctx, c.settle)
 
 	steady, err := r.window(ctx, 1)
@@ -261,7 +286,8 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 		c.replicas, c.agents, c.sessions, c.users, c.browsers, c.rate, c.window)
 	fmt.Fprintf(&b, "- %d users, each with %d agents and %d browser(s); fake agents and browsers in one generator process on the same machine, 127.0.0.1\n",
 		c.users, c.agents/c.users, max(1, c.browsers/c.users))
-	fmt.Fprintf(&b, "- connect: %d agents (handshake, enrolment, sync) in %v; %d browsers (snapshot) in %v\n", c.agents, agentsUp.Round(10*time.Millisecond), c.browsers, browsersUp.Round(10*time.Millisecond))
+	fmt.Fprintf(&b, "- connect: %d agents (handshake, enrolment, sync) in %v; %d browsers (snapshot) in %v, listing every session of their user %v after they started\n",
+		c.agents, agentsUp.Round(10*time.Millisecond), c.browsers, browsersUp.Round(10*time.Millisecond), listed.Round(10*time.Millisecond))
 	fmt.Fprintf(&b, "- hub memory (VmRSS, per process): idle %s; with the agents %s; with the browsers too %s; at the storm's end %s\n\n", idle, withAgents, steady.mem, stormPeak)
 	fmt.Fprintf(&b, "| window | hub VmRSS MiB | VmHWM MiB | hub CPU | events/s | delivered | p50 ms | p99 ms | max ms | generator CPU |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, w := range []windowResult{steady, after} {
@@ -464,7 +490,8 @@ type browser struct {
 	mu        sync.Mutex
 	up        bool
 	last      uint64
-	seen      map[uint64]int // seq -> times, after the first snapshot
+	seen      map[uint64]int  // seq -> times, after the first snapshot
+	known     map[string]bool // the sessions it lists
 	snapshots int
 	lat       []float64
 }
@@ -546,9 +573,25 @@ func (b *browser) read(ctx context.Context, c *websocket.Conn) {
 				b.snapshots++
 			}
 			b.last = head.Seq
+			var ev api.Event
+			if json.Unmarshal(msg, &ev) == nil {
+				b.known = map[string]bool{}
+				for _, s := range ev.Sessions {
+					b.known[s.ID] = true
+				}
+			}
 		case api.EventSession, api.EventRemoved:
 			b.seen[head.Seq]++
 			b.last = head.Seq
+			if head.Type == api.EventSession {
+				var ev api.Event
+				if json.Unmarshal(msg, &ev) == nil && ev.Session != nil {
+					if b.known == nil {
+						b.known = map[string]bool{}
+					}
+					b.known[ev.Session.ID] = true
+				}
+			}
 		}
 		if i := bytes.Index(msg, probeKey); i >= 0 {
 			rest := msg[i+len(probeKey):]
@@ -563,6 +606,22 @@ func (b *browser) read(ctx context.Context, c *websocket.Conn) {
 		}
 		b.mu.Unlock()
 	}
+}
+
+func (r *rig) browsersComplete() bool {
+	perUser := make([]int, r.c.users)
+	for i := 0; i < r.c.agents; i++ {
+		perUser[i%r.c.users] += r.c.sessions
+	}
+	for _, b := range r.browsers {
+		b.mu.Lock()
+		n := len(b.known)
+		b.mu.Unlock()
+		if n != perUser[b.user] {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *rig) browsersUp() int {
