@@ -84,10 +84,12 @@ func (c *cluster) serveTerm(ctx context.Context, r termOpen) (termOpened, error)
 	if err != nil {
 		return termOpened{}, err
 	}
-	p := &pump{c: c, t: t, out: r.Out, acked: from, heard: time.Now(), wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	p := &pump{c: c, t: t, out: r.Out, acked: from, heard: time.Now(), wake: make(chan struct{}, 1)}
+	p.ctx, p.cancel = context.WithCancel(c.h.stop)
 	ctl := c.subject("ctl")
 	sub, err := c.nc.Subscribe(ctl, p.onCtl)
 	if err != nil {
+		p.cancel()
 		t.Close()
 		return termOpened{}, err
 	}
@@ -97,6 +99,7 @@ func (c *cluster) serveTerm(ctx context.Context, r termOpen) (termOpened, error)
 		p.run(from)
 	}) {
 		sub.Unsubscribe()
+		p.cancel()
 		t.Close()
 		return termOpened{}, errStopped
 	}
@@ -109,13 +112,13 @@ type pump struct {
 	t   backend.Terminal
 	out string
 
-	mu     sync.Mutex
-	acked  uint64
-	heard  time.Time
-	closed bool
-	wake   chan struct{}
-	stop   chan struct{}
-	once   sync.Once
+	mu    sync.Mutex
+	acked uint64
+	heard time.Time
+	wake  chan struct{}
+	// ctx ends the pump: the viewer closed the terminal, or the hub stops.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func (p *pump) onCtl(m *nats.Msg) {
@@ -148,21 +151,14 @@ func (p *pump) onCtl(m *nats.Msg) {
 			}
 		}
 	case 'c':
-		p.once.Do(func() { close(p.stop) })
+		p.cancel()
 	}
 }
 
 func (p *pump) run(off uint64) {
 	defer p.t.Close()
-	ctx, cancel := context.WithCancel(p.c.h.stop)
-	defer cancel()
-	go func() { // ends with run: cancel or stop
-		select {
-		case <-p.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	defer p.cancel()
+	ctx := p.ctx
 	for {
 		p.mu.Lock()
 		acked, heard := p.acked, p.heard
