@@ -121,7 +121,10 @@ func TestClusterRoutes(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	waitFor("session on B", func() bool { l := list(b.h, alice); return len(l) == 1 && l[0].Name == "one" && l[0].Device == "laptop" })
+	waitFor("session on B", func() bool {
+		l := list(b.h, alice)
+		return len(l) == 1 && l[0].Name == "one" && l[0].Device == "laptop"
+	})
 
 	res, err := b.h.Serve(alice, api.OpRename.Name, &api.RenameRequest{SessionRef: api.SessionRef{ID: s.ID}, Name: "two"})
 	if err != nil {
