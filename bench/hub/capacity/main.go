@@ -59,7 +59,7 @@ import (
 )
 
 type config struct {
-	corral, out              string
+	corral, out, memLimit    string
 	agents, sessions, users  int
 	browsers, replicas       int
 	rate                     float64
@@ -79,6 +79,7 @@ func main() {
 	flag.DurationVar(&c.window, "window", 20*time.Second, "event window (at most 2m)")
 	flag.DurationVar(&c.settle, "settle", 3*time.Second, "wait after connecting, before measuring")
 	flag.DurationVar(&c.stormFor, "storm", 3*time.Minute, "longest the storm may take to settle")
+	flag.StringVar(&c.memLimit, "hub-gomemlimit", "", "GOMEMLIMIT of the hub processes (e.g. 900MiB; default: none)")
 	flag.Parse()
 	if c.corral == "" || c.agents < 1 || c.agents > 15000 || c.sessions < 1 || c.sessions > 100 || c.users < 1 || c.users > c.agents ||
 		c.browsers < 1 || c.browsers > 5000 || (c.replicas != 1 && c.replicas != 2) || c.rate <= 0 || c.rate > 2000 ||
@@ -137,6 +138,9 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	home := t.MkdirTemp("cap-home-")
 	r.env = append(benchutil.CleanEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"))
+	if c.memLimit != "" {
+		r.env = append(r.env, "GOMEMLIMIT="+c.memLimit)
+	}
 	var st store.Store
 	what := "one `corral hub` on SQLite"
 	if c.replicas == 1 {
@@ -282,8 +286,12 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "#### %d agents × %d sessions, %d browsers: %s\n\n%s\n- load average at the end: %s\n", c.agents, c.sessions, c.browsers, what, machine, benchutil.LoadAvg())
-	fmt.Fprintf(&b, "- rerun: `bench/hub/capacity.sh -replicas %d -agents %d -sessions %d -users %d -browsers %d -rate %.0f -window %v`\n",
-		c.replicas, c.agents, c.sessions, c.users, c.browsers, c.rate, c.window)
+	lim := ""
+	if c.memLimit != "" {
+		lim = " -hub-gomemlimit " + c.memLimit
+	}
+	fmt.Fprintf(&b, "- rerun: `bench/hub/capacity.sh -replicas %d -agents %d -sessions %d -users %d -browsers %d -rate %.0f -window %v%s`\n",
+		c.replicas, c.agents, c.sessions, c.users, c.browsers, c.rate, c.window, lim)
 	fmt.Fprintf(&b, "- %d users, each with %d agents and %d browser(s); fake agents and browsers in one generator process on the same machine, 127.0.0.1\n",
 		c.users, c.agents/c.users, max(1, c.browsers/c.users))
 	fmt.Fprintf(&b, "- connect: %d agents (handshake, enrolment, sync) in %v; %d browsers (snapshot) in %v, listing every session of their user %v after they started\n",
