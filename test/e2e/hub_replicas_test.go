@@ -11,6 +11,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -21,14 +22,13 @@ import (
 	"github.com/corral-dev/corral/internal/testkit/natstest"
 )
 
-// tcpLB is a load balancer: each connection goes to the preferred backend,
-// or the next that accepts. Its owner closes it (Close waits for the
+// tcpLB is a load balancer: each connection goes to the first backend
+// that accepts it. Its owner closes it (Close waits for the
 // copies).
 type tcpLB struct {
 	ln       net.Listener
 	mu       sync.Mutex
-	backends []string
-	prefer   int
+	backends []string // in order of preference
 	wg       sync.WaitGroup
 	conns    map[net.Conn]bool
 }
@@ -54,12 +54,6 @@ func newTCPLB(t *testing.T, backends ...string) *tcpLB {
 
 func (lb *tcpLB) url() string { return "http://" + lb.ln.Addr().String() }
 
-func (lb *tcpLB) setPrefer(i int) {
-	lb.mu.Lock()
-	lb.prefer = i
-	lb.mu.Unlock()
-}
-
 func (lb *tcpLB) track(c net.Conn, on bool) bool {
 	lb.mu.Lock()
 	defer lb.mu.Unlock()
@@ -77,7 +71,7 @@ func (lb *tcpLB) track(c net.Conn, on bool) bool {
 func (lb *tcpLB) serve(c net.Conn) {
 	defer c.Close()
 	lb.mu.Lock()
-	order := append(slices.Clone(lb.backends[lb.prefer:]), lb.backends[:lb.prefer]...)
+	order := slices.Clone(lb.backends)
 	lb.mu.Unlock()
 	var b net.Conn
 	for _, addr := range order {
@@ -222,18 +216,20 @@ func TestHubReplicas(t *testing.T) {
 	env := []string{"CORRAL_DB=" + dbURL, "CORRAL_BUS=" + ns.URL()}
 	a := newHubProcEnv(t, "127.0.0.1:0", env)
 	b := newHubProcEnv(t, "127.0.0.1:0", env)
-	lb := newTCPLB(t, a.addr, b.addr)
+	// A balancer in front of both, preferring A for the laptop and B for
+	// the desk (two listeners, so where each lands does not depend on the
+	// order of connections).
+	lbA, lbB := newTCPLB(t, a.addr, b.addr), newTCPLB(t, b.addr, a.addr)
 	alice := a.addUser(t, "alice")
 	aliceB := &hubUser{name: "alice", token: alice.token, hp: b, c: client.HTTP(b.url, alice.token)}
 
 	// Two machines, one on each replica.
-	lb.setPrefer(0)
-	laptop := newAgent(t, lb.url(), a.addDevice(t, "laptop", "alice"), agentOptions{})
+	laptop := newAgent(t, lbA.url(), a.addDevice(t, "laptop", "alice"), agentOptions{})
+	desk := newAgent(t, lbB.url(), a.addDevice(t, "desk", "alice"), agentOptions{})
 	alice.waitOnline(t, "laptop", 20*time.Second)
-	lb.setPrefer(1)
-	desk := newAgent(t, lb.url(), a.addDevice(t, "desk", "alice"), agentOptions{})
 	aliceB.waitOnline(t, "desk", 20*time.Second)
-	if a.countLog("device connected") != 1 || b.countLog("device connected") != 1 {
+	if a.countLog(`"device connected" device=laptop`) == 0 || b.countLog(`"device connected" device=desk`) == 0 ||
+		a.countLog(`"device connected" device=desk`) != 0 || b.countLog(`"device connected" device=laptop`) != 0 {
 		t.Fatalf("the machines did not land one on each replica:\nA:\n%s\nB:\n%s", a.log(), b.log())
 	}
 
@@ -261,6 +257,13 @@ func TestHubReplicas(t *testing.T) {
 	}
 	if err := termB.read(30*time.Second, reached(40)); err != nil {
 		t.Fatalf("the terminal through B before the kill: %v; %q", err, plainText(termB.out))
+	}
+
+	// Until now no link dropped.
+	for name, m := range map[string]*harness{"laptop": laptop, "desk": desk} {
+		if n := strings.Count(m.serveLog.String(), "hub link down"); n != 0 {
+			t.Errorf("the %s's link dropped %d times before the kill", name, n)
+		}
 	}
 
 	// A dies mid-output.
