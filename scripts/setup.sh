@@ -2,7 +2,8 @@
 # Installs what corral needs on this machine, if it is missing: tmux, Node.js
 # with npm (for the web UI build and Claude Code), Claude Code itself, and,
 # with --test, what the tests need (Chromium for the browser tests,
-# PostgreSQL for the store's and the hub's).
+# PostgreSQL for the store's and the hub's, nats-server for a hub of
+# several replicas).
 # Debian/Ubuntu get packages through apt (as root or with sudo); elsewhere it
 # says what to install.
 set -euo pipefail
@@ -51,6 +52,11 @@ if [ $want_test -eq 1 ]; then
   # binaries in /usr/lib/postgresql/N/bin.
   if ! have initdb && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
     missing+=(postgresql)
+  fi
+  # A hub of several replicas routes over NATS; its tests run a real
+  # nats-server (internal/testkit/natstest).
+  if ! have nats-server && [ ! -x /usr/sbin/nats-server ]; then
+    missing+=(nats-server)
   fi
 fi
 if [ ${#missing[@]} -gt 0 ]; then

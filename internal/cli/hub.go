@@ -25,6 +25,7 @@ type hubFlags struct {
 	notifyFlags
 	logLevel    string
 	maxSessions int
+	bus         string
 }
 
 func newHubCmd(e *env) *cobra.Command {
@@ -54,6 +55,7 @@ loopback (docs/hub.md).`,
 	addWebFlags(fl, &f.webFlags, "address to serve the dashboard, the API and the device link on")
 	addNotifyFlags(fl, &f.notifyFlags)
 	fl.BoolVar(&f.webFlags.metrics, "web-metrics", false, "serve GET /metrics on --listen too, to any logged-in user (it counts every user's sessions and names their machines); the API socket always serves it")
+	fl.StringVar(&f.bus, "bus", "", "run as one replica of several: route between them over NATS at this nats:// URL ($"+busEnv+"); needs --db postgres://")
 	fl.IntVar(&f.maxSessions, "max-device-sessions", hub.DefaultMaxSessions, "sessions one device may have listed (and kept); more are ignored")
 	// Persistent: the user and device commands work on the same database.
 	cmd.PersistentFlags().StringVar(&e.hubDB, "db", "", "keep users, devices and sessions in PostgreSQL at this postgres:// URL ($"+dbEnv+"), for a hub of several processes; default: the data directory's SQLite")
@@ -79,8 +81,12 @@ func runHub(ctx context.Context, e *env, f hubFlags) (err error) {
 		return err
 	}
 	d.run("notifier", stageNotify, notifier.Run)
+	cl, err := hubCluster(ctx, e, d, f, dbURL)
+	if err != nil {
+		return err
+	}
 	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.db, Accounts: accounts, MaxSessions: f.maxSessions,
-		OnUser: notifier.FollowUser, Metrics: d.metrics})
+		OnUser: notifier.FollowUser, Metrics: d.metrics, Cluster: cl})
 	if err != nil {
 		return err
 	}

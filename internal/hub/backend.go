@@ -125,6 +125,9 @@ func (h *Hub) Serve(ctx context.Context, op string, req any) (any, error) {
 func (h *Hub) forwardSession(ctx context.Context, op api.OpInfo, req any) (any, error) {
 	dev, p, err := h.route(ctx, req.(api.SessionRequest).SessionID())
 	if err != nil {
+		if h.cl != nil && !fromCluster(ctx) {
+			return h.cl.forwardSession(ctx, op, req, err)
+		}
 		return nil, err
 	}
 	return h.call(ctx, dev, p, op, req)
@@ -135,6 +138,9 @@ func (h *Hub) forwardSession(ctx context.Context, op api.OpInfo, req any) (any, 
 func (h *Hub) forwardDevice(ctx context.Context, op api.OpInfo, req any) (any, error) {
 	dev, p, err := h.pick(ctx, req.(api.DeviceRequest).DeviceName())
 	if err != nil {
+		if h.cl != nil && !fromCluster(ctx) {
+			return h.cl.forwardDevice(ctx, op, req, err)
+		}
 		return nil, err
 	}
 	return h.call(ctx, dev, p, op, req)
@@ -186,7 +192,11 @@ func (h *Hub) sessions(ctx context.Context, _ api.Empty) ([]api.Session, error) 
 	if err != nil {
 		return nil, err
 	}
-	return h.Bus(u).Sessions(), nil
+	bus, err := h.viewBus(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	return bus.Sessions(), nil
 }
 
 func (h *Hub) session(ctx context.Context, req api.SessionRef) (api.Session, error) {
@@ -194,7 +204,11 @@ func (h *Hub) session(ctx context.Context, req api.SessionRef) (api.Session, err
 	if err != nil {
 		return api.Session{}, err
 	}
-	s, ok := h.Bus(u).Session(req.ID)
+	bus, err := h.viewBus(ctx, u)
+	if err != nil {
+		return api.Session{}, err
+	}
+	s, ok := bus.Session(req.ID)
 	if !ok {
 		return api.Session{}, api.Errorf(api.CodeNotFound, "no session %q", req.ID)
 	}
@@ -206,6 +220,9 @@ func (h *Hub) devicesOf(ctx context.Context, _ api.Empty) ([]api.Device, error) 
 	if err != nil {
 		return nil, err
 	}
+	if h.cl != nil {
+		return h.cl.onlineElsewhere(ctx, h.DevicesOf(u)), nil
+	}
 	return h.DevicesOf(u), nil
 }
 
@@ -215,7 +232,11 @@ func (h *Hub) Subscribe(ctx context.Context, since uint64) (backend.Subscription
 	if err != nil {
 		return nil, err
 	}
-	return h.Bus(u).Subscribe(since), nil
+	bus, err := h.viewBus(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	return bus.Subscribe(since), nil
 }
 
 // Version describes the hub.
@@ -230,6 +251,9 @@ func (h *Hub) Version(ctx context.Context) api.VersionInfo {
 
 // OpenTerminal relays a session's terminal from its device (web.Backend).
 func (h *Hub) OpenTerminal(ctx context.Context, id string, cols, rows int, resume string, offset uint64) (backend.Terminal, uint64, bool, error) {
+	if h.cl != nil && !fromCluster(ctx) {
+		return h.cl.openTerminal(ctx, id, cols, rows, resume, offset)
+	}
 	u, err := user(ctx)
 	if err != nil {
 		return nil, 0, false, err

@@ -66,6 +66,8 @@ type Options struct {
 	EventRate   float64
 	// Metrics counts device links and their round trips (nil: none).
 	Metrics *metrics.Metrics
+	// Cluster makes the hub one replica of several (cluster.go).
+	Cluster *ClusterOptions
 }
 
 // hubIDKey is where the hub keeps its id, which devices sign with each
@@ -92,6 +94,8 @@ type Hub struct {
 	saves saveQueue
 	// mux is the table of the operations the hub answers (backend.go).
 	mux *backend.Mux
+	// cl is the layer of a hub of several replicas (nil: one process).
+	cl *cluster
 
 	// g owns the devices' connections (Attach, LinkHandler) and Run's
 	// loops; stop ends them when Run's context ends.
@@ -157,6 +161,11 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 	}
 	h.id = id
 	h.mux = h.newMux()
+	if o.Cluster != nil {
+		if h.cl, err = newCluster(ctx, h, *o.Cluster); err != nil {
+			return nil, err
+		}
+	}
 	if err := h.load(ctx); err != nil {
 		return nil, err
 	}
@@ -318,10 +327,22 @@ func (h *Hub) attach(ctx context.Context, info DeviceIdentity, c link.Conn, auth
 	if h.o.Accounts != nil && !info.Local {
 		h.o.Accounts.Seen(ctx, info.ID, hello.Hostname)
 	}
+	if h.cl != nil {
+		if err := h.cl.attached(ctx, info); err != nil {
+			h.log.Warn("device refused: its link could not be claimed for this replica", "device", info.Name, "err", err)
+			peer.Close(link.StatusGoingAway, "the hub is unavailable")
+			peer.Run(ctx)
+			h.offline(info.ID, peer)
+			return err
+		}
+	}
 	h.log.Info("device connected", "device", info.Name, "owner", info.Owner, "host", hello.Hostname, "version", hello.Version, "enrolled", enrolled)
 
 	err = peer.Run(ctx)
 	h.offline(info.ID, peer)
+	if h.cl != nil {
+		h.cl.detached(info.ID)
+	}
 	return err
 }
 
@@ -348,6 +369,7 @@ func (h *Hub) offline(id string, peer *link.Peer) {
 			bus.Update(s, s.Status, false)
 		}
 	}
+	h.clDirty(id)
 	h.log.Info("device offline", "device", dev.info.Name)
 }
 
@@ -530,6 +552,7 @@ func (h *Hub) sync(info DeviceIdentity, peer *link.Peer, seq uint64, list []api.
 	}
 	delete(h.synced, info.ID)
 	h.mu.Unlock()
+	h.clDirty(info.ID)
 	h.persist(info.ID, keep, gone, true)
 }
 
@@ -587,6 +610,7 @@ func (h *Hub) event(info DeviceIdentity, peer *link.Peer, seq uint64, e *api.Eve
 		gone = append(gone, ev.ID)
 	}
 	h.mu.Unlock()
+	h.clDirty(info.ID)
 	h.persist(info.ID, keep, gone, false)
 }
 
@@ -607,6 +631,7 @@ func (h *Hub) Kick(deviceID string) {
 		}
 	}
 	h.mu.Unlock()
+	h.clDirty(deviceID)
 	if p != nil {
 		p.Close(link.StatusPolicy, "device revoked")
 	}

@@ -59,6 +59,12 @@ func newLinkHubOn(t testing.TB, st store.Store) *linkHub {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newLinkHubFor(t, h, acc, lb)
+}
+
+// newLinkHubFor serves a hub's link handler for a test.
+func newLinkHubFor(t testing.TB, h *Hub, acc *Accounts, lb *testio.SyncBuffer) *linkHub {
+	t.Helper()
 	srv := httptest.NewServer(h.LinkHandler())
 	t.Cleanup(func() {
 		srv.CloseClientConnections()

@@ -18,12 +18,15 @@ func (h *Hub) Run(ctx context.Context) error {
 	if h.o.Accounts != nil {
 		h.g.Go(func() { h.CutRevoked(h.stop) })
 	}
+	clDone := h.runCluster()
 	<-ctx.Done()
 	h.log.Debug("hub stopping", "devices", h.online())
 	// Every connection's context ends with h.stop: its Peer closes the
 	// link and returns.
 	h.stopFn()
 	h.g.Wait()
+	// Then the cluster layer writes the devices offline and stops.
+	clDone()
 	return h.Flush()
 }
 

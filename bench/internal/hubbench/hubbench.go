@@ -213,3 +213,11 @@ func CPU(pid int) (time.Duration, error) {
 
 // MiB formats bytes as MiB.
 func MiB(b int64) string { return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) }
+
+// StartHubOn starts `corral hub` listening on addr (a port it can be
+// started on again after a kill).
+func StartHubOn(t *benchutil.TB, corral, dataDir string, env []string, logPath, addr string, args ...string) *Hub {
+	p := start(t, corral, dataDir, env, logPath, append([]string{"hub", "--listen", addr}, args...)...)
+	u := p.waitLog(t, hubURLRe, "corral hub")
+	return &Hub{Proc: p, URL: u, Addr: strings.TrimPrefix(u, "http://")}
+}

@@ -132,6 +132,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	}
+	// pgx's default is 4 connections on a small machine; a hub replica's
+	// event log writes devices' changes 8 at once (internal/hub). The
+	// URL's pool_max_conns still wins.
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = 16
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)

@@ -1,0 +1,134 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/corral-dev/corral/internal/store"
+	"github.com/corral-dev/corral/internal/store/postgres"
+)
+
+func eventLog(t *testing.T) (store.EventLog, store.EventLog) {
+	t.Helper()
+	ctx := context.Background()
+	url := pg.Database(t)
+	var logs [2]store.EventLog
+	for i := range logs {
+		st, err := postgres.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		if logs[i], err = st.EventLog(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return logs[0], logs[1]
+}
+
+func change(id, state string) store.Change {
+	return store.Change{SessionID: id, Session: []byte(`"` + state + `"`), Event: []byte(`"` + id + "=" + state + `"`)}
+}
+
+// TestEventLogOrder: two replicas writing one user's changes at once get
+// one order between them, contiguous; Since reads it back; a snapshot is
+// the state at its number.
+func TestEventLogOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, b := eventLog(t)
+	ea, _, err := a.ClaimLink(ctx, "dev-a", "ra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, _, err := b.ClaimLink(ctx, "dev-b", "rb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq0, _, err := a.Snapshot(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i, l := range []store.EventLog{a, b} {
+		dev, epoch := []string{"dev-a", "dev-b"}[i], []int64{ea, eb}[i]
+		wg.Go(func() {
+			for n := range 50 {
+				if _, err := l.Append(ctx, "alice", dev, epoch, []store.Change{change(dev+"-s", fmt.Sprint(n))}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	evs, ok, err := a.Since(ctx, "alice", seq0, 1000)
+	if err != nil || !ok || len(evs) != 100 {
+		t.Fatalf("since: %d events, %v, %v", len(evs), ok, err)
+	}
+	for i, ev := range evs {
+		if ev.Seq != seq0+uint64(i)+1 {
+			t.Fatalf("event %d has seq %d, want %d", i, ev.Seq, seq0+uint64(i)+1)
+		}
+	}
+	seq, sessions, err := b.Snapshot(ctx, "alice")
+	if err != nil || seq != seq0+100 || len(sessions) != 2 {
+		t.Fatalf("snapshot at %d (want %d): %q %v", seq, seq0+100, sessions, err)
+	}
+	// A removal of what the log does not hold gets no number.
+	if got, err := a.Append(ctx, "alice", "dev-a", ea, []store.Change{{SessionID: "nope", Event: []byte(`"x"`)}}); err != nil || len(got) != 0 {
+		t.Fatalf("removing an unknown session: %v %v", got, err)
+	}
+}
+
+// TestEventLogFencing: once another replica claims a device's link, the
+// old holder's writes are refused; a replica whose lease lapsed is reaped
+// (its links offline, taken with a new epoch) and can reclaim a link it
+// still holds only while nobody else has.
+func TestEventLogFencing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, b := eventLog(t)
+	if err := a.Alive(ctx, "ra", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	e1, _, err := a.ClaimLink(ctx, "dev", "ra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Append(ctx, "alice", "dev", e1, []store.Change{change("s", "one")}); err != nil {
+		t.Fatal(err)
+	}
+	e2, written, err := b.ClaimLink(ctx, "dev", "rb")
+	if err != nil || e2 <= e1 || string(written["s"]) != `"one"` {
+		t.Fatalf("second claim: epoch %d after %d, %q, %v", e2, e1, written, err)
+	}
+	if _, err := a.Append(ctx, "alice", "dev", e1, []store.Change{change("s", "stale")}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("the old holder's write: %v, want ErrConflict", err)
+	}
+	// rb never said it was alive: ra reaps its link.
+	reaped, err := a.Reap(ctx, "ra")
+	if err != nil || len(reaped) != 1 || reaped[0].DeviceID != "dev" || reaped[0].User != "alice" || reaped[0].Epoch <= e2 {
+		t.Fatalf("reap: %+v %v", reaped, err)
+	}
+	if on, err := a.Online(ctx, []string{"dev"}); err != nil || on["dev"] {
+		t.Fatalf("a reaped link is online: %v %v", on, err)
+	}
+	if _, err := b.Append(ctx, "alice", "dev", e2, []store.Change{change("s", "late")}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("the reaped holder's write: %v, want ErrConflict", err)
+	}
+	e3, _, ok, err := b.Reclaim(ctx, "dev", "rb")
+	if err != nil || !ok || e3 <= reaped[0].Epoch {
+		t.Fatalf("reclaim: %d %v %v", e3, ok, err)
+	}
+	if _, _, ok, err := a.Reclaim(ctx, "dev", "ra"); err != nil || ok {
+		t.Fatalf("reclaiming a link another replica holds: %v %v", ok, err)
+	}
+	if _, err := b.Append(ctx, "alice", "dev", e3, []store.Change{change("s", "two")}); err != nil {
+		t.Fatal(err)
+	}
+}
