@@ -144,7 +144,7 @@ type Option struct {
 type Field struct {
 	Name string `json:"name"`
 	// Kind is "text", "boolean" or "choice".
-	Kind        string   `json:"kind"`
+	Kind        string   `json:"kind" ts:"'text' | 'boolean' | 'choice'"`
 	Value       string   `json:"value,omitempty"`
 	Missing     bool     `json:"missing,omitempty"`
 	Description string   `json:"description,omitempty"`

@@ -649,7 +649,7 @@ export interface GitFileDiff {
    * Status is the change's letter: "A", "M", "D", "R", "C", "T", or "?"
    * for an untracked file (shown as added).
    */
-  status: string;
+  status: 'A' | 'M' | 'D' | 'R' | 'C' | 'T' | '?';
   binary?: boolean;
   added: number;
   removed: number;
@@ -722,7 +722,7 @@ export interface Question {
 export interface Field {
   name: string;
   /** Kind is "text", "boolean" or "choice". */
-  kind: string;
+  kind: 'text' | 'boolean' | 'choice';
   value?: string;
   missing?: boolean;
   description?: string;

@@ -71,4 +71,7 @@ export async function logout(): Promise<void> {
   }
 }
 
-setUnauthorizedHandler((body) => toLogin(body));
+/** A 401 from any request sends the app to the login screen (called once, from main.tsx). */
+export function installAuthHandler(): void {
+  setUnauthorizedHandler((body) => toLogin(body));
+}

@@ -1,16 +1,6 @@
 // Keyboard shortcuts for power users (off while typing).
 
-import {
-  bellOpen,
-  closeSession,
-  helpOpen,
-  markViewed,
-  moveSelection,
-  openNewSession,
-  selected,
-  setTab,
-  settingsOpen,
-} from './store';
+import { bellOpen, closeSession, helpOpen, markViewed, moveSelection, openNewSession, selected, setTab, settingsOpen } from './store';
 import { active } from './terminal';
 
 function typing(t: EventTarget | null): boolean {
@@ -38,8 +28,7 @@ export function installShortcuts(): void {
       if (k === 't') {
         setTab('terminal');
         setTimeout(() => active.value?.focus(), 50);
-      }
-      else if (k === 'l') setTab('timeline');
+      } else if (k === 'l') setTab('timeline');
       else if (k === 'h') closeSession();
       else return;
       e.preventDefault();

@@ -7,9 +7,7 @@ import type { Session } from './types';
 
 export type PermissionState = NotificationPermission | 'unsupported';
 
-export const notifPermission = signal<PermissionState>(
-  typeof Notification === 'undefined' ? 'unsupported' : Notification.permission,
-);
+export const notifPermission = signal<PermissionState>(typeof Notification === 'undefined' ? 'unsupported' : Notification.permission);
 
 export const pushSupported =
   typeof navigator !== 'undefined' &&

@@ -67,7 +67,8 @@ export interface NotificationEntry {
   device?: string;
   session_id: string;
   session_name: string;
-  reason: string;
+  /** The session's state that the notification is about. */
+  reason: Status;
   message: string;
   /** Client side: came from a live event on this page. */
   live?: boolean;

@@ -189,7 +189,13 @@ function DirPicker(props: { device: string; back?: () => void; onUse: (path: str
             <Icon name="back" />
           </button>
         )}
-        <input class="input" value={typed} aria-label="Path" placeholder="/path/to/project" onInput={(e) => setTyped((e.target as HTMLInputElement).value)} />
+        <input
+          class="input"
+          value={typed}
+          aria-label="Path"
+          placeholder="/path/to/project"
+          onInput={(e) => setTyped((e.target as HTMLInputElement).value)}
+        />
         <button type="submit" class="btn">
           Go
         </button>
@@ -204,7 +210,12 @@ function DirPicker(props: { device: string; back?: () => void; onUse: (path: str
           {crumbs.map((c, i) => (
             <span key={c.path}>
               {i > 1 && <span class="crumb-sep">/</span>}
-              <button type="button" class="crumb" aria-current={i === crumbs.length - 1 ? 'location' : undefined} onClick={() => load(c.path)}>
+              <button
+                type="button"
+                class="crumb"
+                aria-current={i === crumbs.length - 1 ? 'location' : undefined}
+                onClick={() => load(c.path)}
+              >
                 {c.name}
               </button>
             </span>
@@ -217,7 +228,13 @@ function DirPicker(props: { device: string; back?: () => void; onUse: (path: str
         </div>
       )}
       <div class="dir-tools">
-        <input class="input input-small" value={filter} placeholder="Filter" aria-label="Filter folders" onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+        <input
+          class="input input-small"
+          value={filter}
+          placeholder="Filter"
+          aria-label="Filter folders"
+          onInput={(e) => setFilter((e.target as HTMLInputElement).value)}
+        />
         <label class="check">
           <input type="checkbox" checked={hidden} onChange={(e) => setHidden((e.target as HTMLInputElement).checked)} /> hidden
         </label>
@@ -238,7 +255,13 @@ function DirPicker(props: { device: string; back?: () => void; onUse: (path: str
         <span class="muted small dir-current" title={listing?.path}>
           {listing ? shortDir(listing.path) : ''}
         </span>
-        <button type="button" class="btn btn-primary" disabled={!listing || loading} onClick={() => listing && props.onUse(listing.path)} data-testid="use-folder">
+        <button
+          type="button"
+          class="btn btn-primary"
+          disabled={!listing || loading}
+          onClick={() => listing && props.onUse(listing.path)}
+          data-testid="use-folder"
+        >
           Use this folder
         </button>
       </div>
@@ -303,12 +326,7 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
     const where = r?.running_in ? r.running_name || r.running_in : '';
     return (
       <div class={`choice-row${running ? ' running' : ''}`} key={r?.id ?? testid}>
-        <label
-          class={`choice${on ? ' on' : ''}`}
-          data-testid={testid}
-          data-id={r?.id}
-          data-running={running ? 'true' : undefined}
-        >
+        <label class={`choice${on ? ' on' : ''}`} data-testid={testid} data-id={r?.id} data-running={running ? 'true' : undefined}>
           <input type="radio" name="start" checked={on} onChange={() => setChoice(c)} />
           <span class="choice-main">
             <span class="choice-label">{label}</span>
@@ -357,7 +375,13 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
       </div>
       <label class="field">
         <span>Name</span>
-        <input class="input" value={name} maxLength={200} onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="new-session-name" />
+        <input
+          class="input"
+          value={name}
+          maxLength={200}
+          onInput={(e) => setName((e.target as HTMLInputElement).value)}
+          data-testid="new-session-name"
+        />
       </label>
       <fieldset class="choices">
         <legend>Start</legend>
@@ -365,7 +389,9 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
         {radio({ kind: 'shell' }, 'Plain shell', 'No Claude, just a terminal', 'choice-shell')}
         <div class="resume-head">Resume an earlier Claude session</div>
         {resumable === null && <div class="muted small">Looking for earlier sessions…</div>}
-        {resumable !== null && resumable.length === 0 && <div class="muted small">{rerr ? `Could not list them: ${rerr}` : 'None in this folder.'}</div>}
+        {resumable !== null && resumable.length === 0 && (
+          <div class="muted small">{rerr ? `Could not list them: ${rerr}` : 'None in this folder.'}</div>
+        )}
         <div class="resume-list">
           {resumable?.map((r) =>
             radio(

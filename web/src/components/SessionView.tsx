@@ -1,18 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
-import {
-  closeSession,
-  deviceNamed,
-  markViewed,
-  narrow,
-  now,
-  removeSession,
-  setTab,
-  tab,
-  toast,
-  toastError,
-  upsertSession,
-} from '../store';
+import { closeSession, deviceNamed, markViewed, narrow, now, removeSession, setTab, tab, toast, toastError, upsertSession } from '../store';
 import type { Tab } from '../store';
 import { dialogSummary, feedbackOption, hasDialog } from '../dialog';
 import type { Session } from '../types';
@@ -31,7 +19,12 @@ export function SessionView(props: { s: Session }) {
   const t = tab.value;
   const [showUsage, setShowUsage] = useState(false);
   return (
-    <div class={`session-view${s.offline ? ' offline' : ''}`} data-session-id={s.id} data-status={s.status} data-offline={s.offline ? 'true' : undefined}>
+    <div
+      class={`session-view${s.offline ? ' offline' : ''}`}
+      data-session-id={s.id}
+      data-status={s.status}
+      data-offline={s.offline ? 'true' : undefined}
+    >
       <SessionHeader s={s} showUsage={showUsage} toggleUsage={() => setShowUsage(!showUsage)} />
       {s.offline && <OfflineBanner s={s} />}
       {showUsage && <UsagePanel s={s} />}
@@ -75,14 +68,7 @@ export function SessionView(props: { s: Session }) {
 
 // TabButton is one tab of the session's view (ARIA tabs: the current one
 // is focusable, arrows move between them).
-function TabButton(props: {
-  tab: Tab;
-  current: Tab;
-  setTab: (t: Tab) => void;
-  icon: 'term' | 'list';
-  label: string;
-  keys: string;
-}) {
+function TabButton(props: { tab: Tab; current: Tab; setTab: (t: Tab) => void; icon: 'term' | 'list'; label: string; keys: string }) {
   const on = props.current === props.tab;
   return (
     <button
@@ -337,8 +323,7 @@ function OfflineBanner(props: { s: Session }) {
       <Icon name="offline" size={16} />
       <span>
         <strong>{s.device || 'The machine'} is offline</strong>
-        {seen ? ` (last seen ${seen})` : ''}: showing the last known state ({STATUS_LABEL[s.status] ?? s.status}) until it is
-        back.
+        {seen ? ` (last seen ${seen})` : ''}: showing the last known state ({STATUS_LABEL[s.status] ?? s.status}) until it is back.
       </span>
     </div>
   );

@@ -68,8 +68,8 @@ export function SessionList() {
           <p>{devicesLoaded.value || !multiUser.value ? 'No machines yet.' : 'Loading machines…'}</p>
           {devicesLoaded.value && (
             <p class="muted small">
-              Add one on the hub with <code>corral hub device add NAME --user USER</code>, then run <code>corral agent</code> on
-              it with the token that prints.
+              Add one on the hub with <code>corral hub device add NAME --user USER</code>, then run <code>corral agent</code> on it with the
+              token that prints.
             </p>
           )}
         </div>
@@ -235,7 +235,12 @@ function Row(props: { s: Session }) {
                   </span>
                 )}
                 {subs > 0 && (
-                  <span class="row-subagents" data-testid="row-subagents" title={subagentsTitle(s)} aria-label={`${subs} subagent${subs === 1 ? '' : 's'} running`}>
+                  <span
+                    class="row-subagents"
+                    data-testid="row-subagents"
+                    title={subagentsTitle(s)}
+                    aria-label={`${subs} subagent${subs === 1 ? '' : 's'} running`}
+                  >
                     <Icon name="agents" size={11} /> {subs}
                   </span>
                 )}
