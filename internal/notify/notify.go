@@ -59,6 +59,12 @@ type Notifier struct {
 	mu        sync.Mutex
 	serving   context.Context
 	pending   []follow
+
+	// amu guards awaiting (the sessions notified before their dialog had
+	// an id, keyed user NUL session; bounded by maxAwaiting) and base.
+	amu      sync.Mutex
+	awaiting map[string]bool
+	base     string
 }
 
 // follow is a user's bus to follow.
@@ -280,6 +286,57 @@ type Message struct {
 	Reason    string `json:"reason"`
 	URL       string `json:"url"`
 	Tag       string `json:"tag"`
+	// Link is URL made absolute with the dashboard's address (SetBaseURL),
+	// for webhooks; empty while the address is not known.
+	Link string `json:"link,omitempty"`
+	// DialogID and Kind name the dialog a needs-input notification is
+	// about; an action answers that dialog only (a newer one refuses it as
+	// stale_dialog).
+	DialogID string `json:"dialog_id,omitempty"`
+	Kind     string `json:"kind,omitempty"`
+	// Actions are the answers a notification offers as buttons (the
+	// service worker shows as many as the platform allows).
+	Actions []Action `json:"actions,omitempty"`
+}
+
+// Action is a notification's button. Action is what the service worker
+// answers with: "yes" or "no" (AnswerRequest.Choice), "option:N"
+// (AnswerRequest.Option).
+type Action struct {
+	Action string `json:"action"`
+	Title  string `json:"title"`
+}
+
+// maxActions bounds a message's buttons (Chrome shows two, macOS more).
+const maxActions = 4
+
+// actionsFor are the answers a dialog can take from a button: Allow and
+// Deny for a permission, the plain options of a one-question, single-choice
+// question. A dialog without an id gets none (an answer must name it).
+func actionsFor(w *api.Waiting) []Action {
+	if w == nil || w.DialogID == "" {
+		return nil
+	}
+	switch w.Kind {
+	case api.DialogPermission:
+		return []Action{{Action: "yes", Title: "Allow"}, {Action: "no", Title: "Deny"}}
+	case api.DialogQuestion:
+		if w.MultiSelect || w.Current < 0 || len(w.Questions) > 1 {
+			return nil
+		}
+		var out []Action
+		for _, o := range w.Options {
+			if o.Text || o.Chat || o.Number <= 0 || strings.TrimSpace(o.Label) == "" {
+				continue
+			}
+			out = append(out, Action{Action: fmt.Sprintf("option:%d", o.Number), Title: clip(o.Label, 40)})
+			if len(out) == maxActions {
+				break
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // MessageFor describes an event that should alert a person: it names the
@@ -313,7 +370,23 @@ func MessageFor(ev api.Event) (Message, bool) {
 		return Message{}, false
 	}
 	m.Body = clip(m.Body, 200)
+	if s.Status == api.StatusNeedsInput && s.WaitingFor != nil {
+		m.DialogID, m.Kind, m.Actions = s.WaitingFor.DialogID, s.WaitingFor.Kind, actionsFor(s.WaitingFor)
+	}
 	return m, true
+}
+
+// actionsLater: the dialog of a needs-input notification was read off the
+// screen after it was sent (hooks tell first, the screen names the dialog):
+// the message again, now with its buttons, to replace the first (same tag).
+func actionsLater(ev api.Event) (Message, bool) {
+	s := ev.Session
+	if ev.Type != api.EventSession || s == nil || s.Status != api.StatusNeedsInput || len(actionsFor(s.WaitingFor)) == 0 {
+		return Message{}, false
+	}
+	notify := ev
+	notify.Notify = true
+	return MessageFor(notify)
 }
 
 func firstNonEmpty(v ...string) string {
@@ -340,12 +413,27 @@ func clip(s string, n int) string {
 func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) {
 	m, ok := MessageFor(ev)
 	if !ok {
+		if m, ok := n.lateActions(user, ev); ok {
+			n.send(user, m, false)
+		}
 		return
 	}
+	n.noteActions(user, m)
 	if _, err := n.store.AddNotification(ctx, store.Notification{
 		User: user, Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason, Message: m.Body,
 	}); err != nil {
 		n.log.Error("notification log", "err", err)
+	}
+	n.send(user, m, true)
+}
+
+// send pushes m, and posts it to the webhook too when hook, in the
+// background (Wait, Run).
+func (n *Notifier) send(user string, m Message, hook bool) {
+	if m.URL != "" {
+		if base := n.baseURL(); base != "" {
+			m.Link = base + m.URL
+		}
 	}
 	n.sending.Add(1)
 	go func() {
@@ -355,8 +443,70 @@ func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) {
 		ctx, cancel := context.WithTimeout(n.sendCtx, 30*time.Second)
 		defer cancel()
 		n.push(ctx, user, m)
-		n.callWebhook(ctx, user, m)
+		if hook {
+			n.callWebhook(ctx, user, m)
+		}
 	}()
+}
+
+// maxAwaiting bounds the sessions remembered as notified without buttons.
+const maxAwaiting = 1024
+
+// noteActions remembers a needs-input notification sent without buttons,
+// until its dialog is read (lateActions) or the session moves on.
+func (n *Notifier) noteActions(user string, m Message) {
+	k := user + "\x00" + m.SessionID
+	n.amu.Lock()
+	defer n.amu.Unlock()
+	if m.Reason != string(api.StatusNeedsInput) || len(m.Actions) > 0 {
+		delete(n.awaiting, k)
+		return
+	}
+	if n.awaiting == nil {
+		n.awaiting = map[string]bool{}
+	}
+	if len(n.awaiting) < maxAwaiting {
+		n.awaiting[k] = true
+	}
+}
+
+// lateActions: a session notified without buttons now shows its dialog
+// with an id: the notification again, with them. Any other state of the
+// session forgets it.
+func (n *Notifier) lateActions(user string, ev api.Event) (Message, bool) {
+	s := ev.Session
+	if ev.Type != api.EventSession || s == nil {
+		return Message{}, false
+	}
+	k := user + "\x00" + s.ID
+	n.amu.Lock()
+	defer n.amu.Unlock()
+	if !n.awaiting[k] {
+		return Message{}, false
+	}
+	if s.Status != api.StatusNeedsInput {
+		delete(n.awaiting, k)
+		return Message{}, false
+	}
+	m, ok := actionsLater(ev)
+	if ok {
+		delete(n.awaiting, k)
+	}
+	return m, ok
+}
+
+// SetBaseURL gives the dashboard's address (scheme://host[:port]), which
+// makes the webhooks' links absolute.
+func (n *Notifier) SetBaseURL(base string) {
+	n.amu.Lock()
+	defer n.amu.Unlock()
+	n.base = strings.TrimRight(base, "/")
+}
+
+func (n *Notifier) baseURL() string {
+	n.amu.Lock()
+	defer n.amu.Unlock()
+	return n.base
 }
 
 // Wait waits for notifications being sent (tests).
@@ -466,6 +616,9 @@ func (n *Notifier) callWebhook(ctx context.Context, user string, m Message) {
 		req, err = http.NewRequestWithContext(ctx, http.MethodPost, hook, strings.NewReader(m.Body))
 		if err == nil {
 			req.Header.Set("Title", m.Title)
+			if m.Link != "" {
+				req.Header.Set("Click", m.Link)
+			}
 			req.Header.Set("Tags", map[string]string{"needs-input": "bell", "review": "white_check_mark"}[m.Reason])
 			if m.Reason == "needs-input" {
 				req.Header.Set("Priority", "high")
@@ -475,7 +628,7 @@ func (n *Notifier) callWebhook(ctx context.Context, user string, m Message) {
 		body, _ := json.Marshal(struct {
 			Text string `json:"text"`
 			Message
-		}{Text: m.Title + ": " + m.Body, Message: m})
+		}{Text: webhookText(m), Message: m})
 		req, err = http.NewRequestWithContext(ctx, http.MethodPost, hook, bytes.NewReader(body))
 		if err == nil {
 			req.Header.Set("Content-Type", "application/json")
@@ -496,6 +649,16 @@ func (n *Notifier) callWebhook(ctx context.Context, user string, m Message) {
 	if resp.StatusCode >= 300 {
 		n.log.Warn("webhook refused", "status", resp.StatusCode)
 	}
+}
+
+// webhookText is a Slack-style message: the title, the body, and the link
+// (Slack's <url|label> form) when the dashboard's address is known.
+func webhookText(m Message) string {
+	t := m.Title + ": " + m.Body
+	if m.Link != "" {
+		t += " <" + m.Link + "|Open in corral>"
+	}
+	return t
 }
 
 func isNtfy(raw string) bool {
