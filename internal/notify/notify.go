@@ -449,6 +449,13 @@ func (n *Notifier) send(user string, m Message, hook bool) {
 	}()
 }
 
+// Test sends user a test notification, pushed and posted to the webhook
+// (not logged).
+func (n *Notifier) Test(user string) {
+	n.send(user, Message{Title: "corral", Body: "A test notification: this device gets corral's alerts.", Reason: "test",
+		URL: "/", Tag: "corral-test"}, true)
+}
+
 // maxAwaiting bounds the sessions remembered as notified without buttons.
 const maxAwaiting = 1024
 

@@ -2,7 +2,7 @@
 
 import { api, ApiError, setUnauthorizedHandler } from './api';
 import { events } from './events';
-import { disablePush, pushEnabled, registerSW } from './notify';
+import { disablePush, forgetCSRF, pushEnabled, registerSW, shareCSRF } from './notify';
 import {
   applyMe,
   auth,
@@ -27,6 +27,7 @@ export function start(me?: AuthMe): void {
   void loadConfig().then(() => setHome(config.value.home));
   void loadNotifications();
   void registerSW();
+  void shareCSRF();
 }
 
 /** Not logged in (any more): stop, forget the user's data, show the login screen. */
@@ -35,6 +36,7 @@ export function toLogin(body?: unknown): void {
   if (auth.value === 'login') return;
   events.stop();
   events.forget();
+  void forgetCSRF();
   stopDevicePolling();
   resetState();
   auth.value = 'login';

@@ -1,8 +1,8 @@
 // Desktop notifications (while the page is open), the service worker and Web Push.
 
 import { signal } from '@preact/signals';
-import { api, ApiError } from './api';
-import { config, openSession, selectedId } from './store';
+import { api, ApiError, cookie } from './api';
+import { config, openSession, selectedId, toast } from './store';
 import type { Session } from './types';
 
 export type PermissionState = NotificationPermission | 'unsupported';
@@ -47,8 +47,36 @@ export function registerSW(): Promise<ServiceWorkerRegistration | null> {
 }
 
 function onSWMessage(e: MessageEvent): void {
-  const d = e.data as { type?: string; session_id?: string } | null;
+  const d = e.data as { type?: string; session_id?: string; text?: string } | null;
   if (d && d.type === 'open' && d.session_id) openSession(d.session_id);
+  // A notification's button answered (sw.ts): say so here too.
+  if (d && d.type === 'answered' && typeof d.text === 'string') toast(d.text.slice(0, 300), 'info', 4000);
+}
+
+// Where the service worker finds the CSRF value when it has no cookieStore
+// (sw.ts): the cookie is readable by this origin's pages anyway.
+const CSRF_CACHE = 'corral-sw';
+const CSRF_KEY = '/__corral/csrf';
+
+/** Leave the CSRF value for the service worker's answers (after each login). */
+export async function shareCSRF(): Promise<void> {
+  const v = cookie('corral_csrf');
+  if (!v || typeof caches === 'undefined') return;
+  try {
+    await (await caches.open(CSRF_CACHE)).put(CSRF_KEY, new Response(v));
+  } catch {
+    /* no Cache API here: cookieStore may do */
+  }
+}
+
+/** Logged out: the service worker's answers stop. */
+export async function forgetCSRF(): Promise<void> {
+  if (typeof caches === 'undefined') return;
+  try {
+    await caches.delete(CSRF_CACHE);
+  } catch {
+    /* nothing kept */
+  }
 }
 
 export async function requestNotificationPermission(): Promise<PermissionState> {
