@@ -148,6 +148,7 @@ export const api = {
   notifications: () => request<NotificationEntry[] | null>('GET', '/api/v1/notifications'),
   pushSubscribe: (sub: PushSubscriptionJSON) => request<unknown>('POST', '/api/v1/push/subscriptions', sub),
   pushUnsubscribe: (endpoint: string) => request<unknown>('DELETE', '/api/v1/push/subscriptions', { endpoint }),
+  pushTest: () => request<unknown>('POST', '/api/v1/push/test', {}),
   settings: (s: { webhook_url: string }) => request<unknown>('PUT', '/api/v1/settings', s),
 };
 

@@ -2,7 +2,7 @@
 
 import { api, ApiError, setUnauthorizedHandler } from './api';
 import { events } from './events';
-import { disablePush, forgetCSRF, pushEnabled, registerSW, shareCSRF } from './notify';
+import { checkNotificationOffer, disablePush, forgetCSRF, pushEnabled, registerSW, shareCSRF } from './notify';
 import {
   applyMe,
   auth,
@@ -28,6 +28,7 @@ export function start(me?: AuthMe): void {
   void loadNotifications();
   void registerSW();
   void shareCSRF();
+  checkNotificationOffer();
 }
 
 /** Not logged in (any more): stop, forget the user's data, show the login screen. */

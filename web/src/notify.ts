@@ -207,3 +207,50 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
     );
   });
 }
+
+/**
+ * Settings' "Send a test": the server pushes to this account's browsers and
+ * posts to the webhook; with desktop notifications allowed and no push here,
+ * this page shows one itself.
+ */
+export async function sendTestNotification(): Promise<void> {
+  await api.pushTest();
+  if (typeof Notification === 'undefined' || Notification.permission !== 'granted' || pushEnabled.value) return;
+  const reg = await registerSW();
+  const body = 'A test notification: this browser shows corral\'s alerts while the page is open.';
+  if (reg) await reg.showNotification('corral', { body, tag: 'corral-test', icon: '/icon-192.png' });
+  else new Notification('corral', { body, tag: 'corral-test', icon: '/icon-192.png' });
+}
+
+// The first visit's offer to turn notifications on, asked once per browser.
+const OFFER_KEY = 'corral.notify.offered';
+
+/** Whether to offer notifications: never asked here, and the browser could show them. */
+export const offerNotifications = signal(false);
+
+export function checkNotificationOffer(): void {
+  let asked = true;
+  try {
+    asked = localStorage.getItem(OFFER_KEY) === '1';
+  } catch {
+    /* no storage: do not nag */
+  }
+  offerNotifications.value = !asked && notifPermission.value === 'default';
+}
+
+/** The offer was answered (either way): it does not come back. */
+export function dismissNotificationOffer(): void {
+  offerNotifications.value = false;
+  try {
+    localStorage.setItem(OFFER_KEY, '1');
+  } catch {
+    /* this page only */
+  }
+}
+
+/** "Turn on" in the offer: push where the browser has it, else desktop notifications. */
+export async function acceptNotificationOffer(): Promise<void> {
+  dismissNotificationOffer();
+  if (pushSupported && config.value.vapid_public_key) await enablePush();
+  else await requestNotificationPermission();
+}

@@ -5,7 +5,7 @@
 import { batch } from '@preact/signals';
 import { resetAuth } from './state/auth';
 import { checkDevice, checkDevices, resetDevices } from './state/devices';
-import { resetNotifications } from './state/notifications';
+import { loadCleared, resetNotifications } from './state/notifications';
 import { afterSessionEvent, afterSnapshot, startRouting } from './state/routing';
 import { applySnapshot, resetSessions } from './state/sessions';
 import { resetUI, startUI } from './state/ui';
@@ -22,6 +22,7 @@ export * from './state/ui';
 export function startState(): void {
   startRouting();
   startUI();
+  loadCleared();
 }
 
 /** Forget everything of the logged-in user (logged out, or the session expired). */

@@ -260,3 +260,16 @@ export function debounce<A extends unknown[]>(fn: (...a: A) => void, ms: number)
   };
   return f;
 }
+
+/** Markdown as plain text, for one line of a notification: no markers, links as their text. */
+export function plainText(md: string): string {
+  return md
+    .replace(/```[^\n]*\n?/g, '')
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/`([^`]*)`/g, '$1')
+    .replace(/(\*\*|__)(.+?)\1/g, '$2')
+    .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,!?:;]|$)/g, '$1$2')
+    .replace(/^\s{0,3}(#{1,6}\s+|>\s?|[-*+]\s+\[[ xX]\]\s+|[-*+]\s+|\d+[.)]\s+)/gm, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}

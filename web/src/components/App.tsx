@@ -23,6 +23,7 @@ import { ConnIndicator } from './ConnIndicator';
 import { HelpDialog } from './HelpDialog';
 import { Login } from './Login';
 import { SettingsPanel } from './Settings';
+import { NotifyOffer } from './NotifyOffer';
 import { Toasts } from './Toasts';
 import { SessionView } from './SessionView';
 import { Counts, NewSessionButton, SessionList, Sidebar } from './Sidebar';
@@ -52,6 +53,7 @@ export function App() {
   return (
     <div class={`app${isNarrow ? ' narrow' : ''}`}>
       <TopBar />
+      <NotifyOffer />
       <div class="body">
         {!isNarrow && <Sidebar />}
         <main class="main" id="main">

@@ -1,8 +1,19 @@
 // The bell (sessions that need you) and its drawer: who waits, and the recent notifications.
 
 import { useEffect } from 'preact/hooks';
-import { attention, bellOpen, loadNotifications, notifications, openSession, sessionsById, unseenNotifications } from '../store';
-import { activity, ago, timeOfDay } from '../util';
+import {
+  attention,
+  bellOpen,
+  clearAllNotifications,
+  clearNotification,
+  loadNotifications,
+  notificationKey,
+  openSession,
+  sessionsById,
+  shownNotifications,
+  unseenNotifications,
+} from '../store';
+import { activity, ago, plainText, timeOfDay } from '../util';
 import { Icon } from './Icon';
 import { Modal } from './Modal';
 import { SessionDot, StatusDot } from './StatusDot';
@@ -42,7 +53,7 @@ export function BellDrawer() {
     openSession(id);
   };
   const att = attention.value;
-  const list = notifications.value;
+  const list = shownNotifications.value;
   return (
     <Modal title="Attention" onClose={close} variant="sheet" testid="bell-drawer">
       <section class="att-section">
@@ -73,28 +84,44 @@ export function BellDrawer() {
         </ul>
       </section>
       <section class="att-section">
-        <h3>Recent notifications</h3>
+        <div class="att-head">
+          <h3>Recent notifications</h3>
+          {list.length > 0 && (
+            <button type="button" class="link-btn" onClick={clearAllNotifications} data-testid="clear-notifications">
+              Clear all
+            </button>
+          )}
+        </div>
         {list.length === 0 && <p class="muted">No notifications yet.</p>}
         <ul class="notif-list">
           {list.map((n) => {
             const s = sessionsById.value[n.session_id];
+            const name = s?.name || n.session_name || 'A session';
             return (
-              <li key={`${n.seq}-${n.session_id}-${n.time}`}>
+              <li key={notificationKey(n)} class="notif-row">
                 <button type="button" class="notif" disabled={!s} onClick={() => s && open(n.session_id)} data-testid="notification">
-                  <StatusDot
-                    status={n.reason === 'needs-input' ? 'needs-input' : n.reason === 'review' ? 'review' : 'idle'}
-                    title={n.reason}
-                  />
+                  <StatusDot status={n.reason} title={n.reason} />
                   <span class="notif-main">
-                    <span class="notif-msg">
+                    <span class="notif-name" data-testid="notification-session">
                       {n.device && <span class="notif-dev">{n.device}/</span>}
-                      {n.message || `${n.session_name}: ${n.reason}`}
+                      {name}
                     </span>
+                    <span class="notif-msg">{notificationLine(n.message, name, n.reason)}</span>
                     <span class="notif-time" title={new Date(n.time).toLocaleString()}>
                       {timeOfDay(n.time)} · {ago(n.time)}
                       {!s && ' · session gone'}
                     </span>
                   </span>
+                </button>
+                <button
+                  type="button"
+                  class="icon-btn notif-clear"
+                  aria-label={`Clear this notification of ${name}`}
+                  title="Clear"
+                  onClick={() => clearNotification(n)}
+                  data-testid="clear-notification"
+                >
+                  <Icon name="x" size={14} />
                 </button>
               </li>
             );
@@ -103,4 +130,13 @@ export function BellDrawer() {
       </section>
     </Modal>
   );
+}
+
+/** A notification's text, plain, without the session's name it may start with (the row names it). */
+function notificationLine(message: string, name: string, reason: string): string {
+  let t = plainText(message || '');
+  if (t.startsWith(`${name}: `)) t = t.slice(name.length + 2);
+  else if (t.startsWith(`${name} `)) t = t.slice(name.length + 1);
+  if (!t) return reason === 'needs-input' ? 'needs you' : reason === 'review' ? 'finished' : reason;
+  return t.charAt(0).toUpperCase() + t.slice(1);
 }

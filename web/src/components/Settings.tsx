@@ -3,7 +3,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
 import { logout } from '../auth';
-import { notifPermission, pushEnabled, pushSupported, requestNotificationPermission, enablePush, disablePush } from '../notify';
+import {
+  disablePush,
+  enablePush,
+  notifPermission,
+  pushEnabled,
+  pushSupported,
+  requestNotificationPermission,
+  sendTestNotification,
+} from '../notify';
 import { config, helpOpen, loadConfig, currentUser, multiUser, now, settingsOpen, toast } from '../store';
 import type { WebSession } from '../types';
 import { ago } from '../util';
@@ -16,6 +24,14 @@ export function SettingsPanel() {
   const [pushBusy, setPushBusy] = useState(false);
   const [pushErr, setPushErr] = useState('');
   const [loggingOut, setLoggingOut] = useState(false);
+  const [testing, setTesting] = useState(false);
+  const sendTest = () => {
+    setTesting(true);
+    sendTestNotification()
+      .then(() => toast('Test sent: it reaches every browser with push on, and the webhook', 'info', 4000))
+      .catch((err) => toast(`The test failed: ${errorText(err)}`))
+      .finally(() => setTesting(false));
+  };
   useEffect(() => {
     void loadConfig().then(() => setHook(config.value.webhook_url ?? ''));
   }, []);
@@ -91,6 +107,13 @@ export function SettingsPanel() {
             {pushErr}
           </p>
         )}
+      </section>
+      <section class="set-section">
+        <h3>Test</h3>
+        <p class="muted small">A notification now, to each browser with push on, the webhook, and this page if it shows them.</p>
+        <button type="button" class="btn" disabled={testing} onClick={sendTest} data-testid="send-test-notification">
+          {testing ? 'Sending…' : 'Send a test'}
+        </button>
       </section>
       <section class="set-section">
         <h3>Webhook</h3>
