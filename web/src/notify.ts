@@ -217,7 +217,7 @@ export async function sendTestNotification(): Promise<void> {
   await api.pushTest();
   if (typeof Notification === 'undefined' || Notification.permission !== 'granted' || pushEnabled.value) return;
   const reg = await registerSW();
-  const body = 'A test notification: this browser shows corral\'s alerts while the page is open.';
+  const body = "A test notification: this browser shows corral's alerts while the page is open.";
   if (reg) await reg.showNotification('corral', { body, tag: 'corral-test', icon: '/icon-192.png' });
   else new Notification('corral', { body, tag: 'corral-test', icon: '/icon-192.png' });
 }

@@ -9,6 +9,7 @@ import { loadCleared, resetNotifications } from './state/notifications';
 import { afterSessionEvent, afterSnapshot, startRouting } from './state/routing';
 import { applySnapshot, resetSessions } from './state/sessions';
 import { resetUI, startUI } from './state/ui';
+import { loadView } from './state/view';
 import type { Session } from './types';
 
 export * from './state/auth';
@@ -17,12 +18,14 @@ export * from './state/notifications';
 export * from './state/routing';
 export * from './state/sessions';
 export * from './state/ui';
+export * from './state/view';
 
 /** Start the page-wide listeners and timers: the URL, visibility, layout, clock. */
 export function startState(): void {
   startRouting();
   startUI();
   loadCleared();
+  loadView();
 }
 
 /** Forget everything of the logged-in user (logged out, or the session expired). */

@@ -14,6 +14,7 @@ import {
   selectedId,
   settingsOpen,
   sidebarOpen,
+  switcherOpen,
 } from '../store';
 import { dialogSummary } from '../dialog';
 import { Icon } from './Icon';
@@ -24,6 +25,7 @@ import { HelpDialog } from './HelpDialog';
 import { Login } from './Login';
 import { SettingsPanel } from './Settings';
 import { NotifyOffer } from './NotifyOffer';
+import { QuickSwitcher } from './QuickSwitcher';
 import { Toasts } from './Toasts';
 import { SessionView } from './SessionView';
 import { Counts, NewSessionButton, SessionList, Sidebar } from './Sidebar';
@@ -77,6 +79,7 @@ export function App() {
       {bellOpen.value && <BellDrawer />}
       {settingsOpen.value && <SettingsPanel />}
       {helpOpen.value && <HelpDialog />}
+      {switcherOpen.value && <QuickSwitcher />}
       <Toasts />
     </div>
   );

@@ -4,12 +4,17 @@ import { helpOpen } from '../store';
 import { Modal } from './Modal';
 
 export const SHORTCUTS: [string, string][] = [
+  ['Ctrl+K', 'Go to a session (quick switcher)'],
   ['j / k', 'Next / previous session'],
+  ['u', 'Next session that needs you'],
+  ['y / n', 'Yes / No to the open session’s dialog'],
+  ['1-9', 'Pick that option of the dialog'],
+  ['Ctrl+]', 'Leave the terminal'],
   ['g t', 'Terminal'],
   ['g l', 'Timeline'],
   ['g h', 'Home (no session)'],
   ['i', 'Write a prompt (timeline)'],
-  ['n', 'New session'],
+  ['n', 'New session (No, when a dialog is open)'],
   ['b', 'Attention drawer'],
   ['s', 'Mark the session seen'],
   [',', 'Settings'],

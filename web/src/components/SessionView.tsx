@@ -51,8 +51,8 @@ export function SessionView(props: { s: Session }) {
           document.getElementById(`tab-${next}`)?.focus();
         }}
       >
-        <TabButton tab="terminal" current={t} setTab={setTab} icon="term" label="Terminal" keys="g t" />
-        <TabButton tab="timeline" current={t} setTab={setTab} icon="list" label="Timeline" keys="g l" />
+        <TabButton tab="terminal" current={t} setTab={setTab} icon="term" label="Terminal" keys="g t" s={s} />
+        <TabButton tab="timeline" current={t} setTab={setTab} icon="list" label="Timeline" keys="g l" s={s} />
       </div>
       <div class="panels">
         <div class="panel" role="tabpanel" id="panel-terminal" aria-labelledby="tab-terminal" hidden={t !== 'terminal'}>
@@ -68,7 +68,15 @@ export function SessionView(props: { s: Session }) {
 
 // TabButton is one tab of the session's view (ARIA tabs: the current one
 // is focusable, arrows move between them).
-function TabButton(props: { tab: Tab; current: Tab; setTab: (t: Tab) => void; icon: 'term' | 'list'; label: string; keys: string }) {
+function TabButton(props: {
+  tab: Tab;
+  current: Tab;
+  setTab: (t: Tab) => void;
+  icon: 'term' | 'list';
+  label: string;
+  keys: string;
+  s: Session;
+}) {
   const on = props.current === props.tab;
   return (
     <button
@@ -84,6 +92,10 @@ function TabButton(props: { tab: Tab; current: Tab; setTab: (t: Tab) => void; ic
       onClick={() => props.setTab(props.tab)}
     >
       <Icon name={props.icon} size={14} /> {props.label}
+      {/* The session's state on each tab: a dialog shows from either. */}
+      <span class="tab-dot" data-testid={`tab-dot-${props.tab}`} data-status={props.s.status}>
+        <SessionDot s={props.s} />
+      </span>
     </button>
   );
 }

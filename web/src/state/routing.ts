@@ -5,9 +5,9 @@ import { batch, computed, signal } from '@preact/signals';
 import { api } from '../api';
 import type { Session } from '../types';
 import { isNarrow } from '../util';
-import { machineGroups, machineMode } from './devices';
-import { sessions, sessionsById } from './sessions';
+import { sessionsById } from './sessions';
 import { sidebarOpen, toastError } from './ui';
+import { sidebarOrder } from './view';
 
 export type Tab = 'terminal' | 'timeline';
 
@@ -15,8 +15,6 @@ export const selectedId = signal<string | null>(null);
 export const selected = computed(() => (selectedId.value ? sessionsById.value[selectedId.value] : undefined));
 export const tab = signal<Tab>(isNarrow() ? 'timeline' : 'terminal');
 
-/** Sessions in the order the sidebar shows them (for j/k). */
-export const sidebarOrder = computed(() => (machineMode.value ? machineGroups.value.flatMap((g) => g.list) : sessions.value));
 
 function parseHash(): { id: string | null; tab: Tab | null } {
   const m = /^#\/s\/([^/]+)(?:\/(terminal|timeline))?/.exec(location.hash);
@@ -35,7 +33,7 @@ export function applyHash(): void {
   batch(() => {
     if (h.id !== selectedId.value) {
       selectedId.value = h.id;
-      if (h.id) markViewedIfReview(h.id);
+      if (h.id) dwell(h.id);
     }
     if (h.tab) tab.value = h.tab;
   });
@@ -50,7 +48,7 @@ export function openSession(id: string, t?: Tab): void {
   if (selectedId.value !== id) {
     selectedId.value = id;
   }
-  markViewedIfReview(id);
+  dwell(id);
 }
 
 export function setTab(t: Tab): void {
@@ -60,8 +58,25 @@ export function setTab(t: Tab): void {
 }
 
 export function closeSession(): void {
+  stopDwell();
   selectedId.value = null;
   history.replaceState(null, '', location.pathname + location.search);
+}
+
+/**
+ * Open the next session that needs the person (needs-input first, then
+ * review), after the open one in sidebar order, wrapping around.
+ */
+export function nextNeedsMe(): boolean {
+  const list = sidebarOrder.value;
+  const i = list.findIndex((s) => s.id === selectedId.value);
+  const after = [...list.slice(i + 1), ...list.slice(0, i + 1)];
+  const s =
+    after.find((x) => x.status === 'needs-input' && !x.offline && x.id !== selectedId.value) ??
+    after.find((x) => x.status === 'review' && !x.offline && x.id !== selectedId.value);
+  if (!s) return false;
+  openSession(s.id);
+  return true;
 }
 
 /** Move the selection by delta in sidebar order (j/k). */
@@ -75,6 +90,27 @@ export function moveSelection(delta: number): void {
 }
 
 // ---- review → idle when a person looks -----------------------------------
+
+/** How long a session must be open, the page visible, before it counts as seen (a j/k pass does not). */
+export const DWELL_MS = 1500;
+let dwellTimer: ReturnType<typeof setTimeout> | undefined;
+let dwellId = '';
+
+/** The open session in review is seen once it stayed open and visible for DWELL_MS (a running wait goes on). */
+function dwell(id: string): void {
+  if (dwellId === id) return;
+  clearTimeout(dwellTimer);
+  dwellId = id;
+  dwellTimer = setTimeout(() => {
+    dwellId = '';
+    if (selectedId.value === id && document.visibilityState === 'visible') markViewedIfReview(id);
+  }, DWELL_MS);
+}
+
+function stopDwell(): void {
+  clearTimeout(dwellTimer);
+  dwellId = '';
+}
 
 const viewing = new Set<string>();
 export function markViewed(id: string): void {
@@ -95,13 +131,13 @@ export function markViewedIfReview(id: string): void {
 /** After a snapshot: a session opened by URL before the sessions were known is seen now. */
 export function afterSnapshot(): void {
   const id = selectedId.value;
-  if (id && document.visibilityState === 'visible') markViewedIfReview(id);
+  if (id && document.visibilityState === 'visible') dwell(id);
 }
 
 /** After a session event: the open, visible session that moved into review is seen. */
 export function afterSessionEvent(s: Session): void {
   if (s.id === selectedId.value && s.status === 'review' && !s.offline && document.visibilityState === 'visible') {
-    markViewed(s.id);
+    dwell(s.id);
   }
 }
 
@@ -111,6 +147,7 @@ export function startRouting(): void {
   window.addEventListener('hashchange', applyHash);
   document.addEventListener('visibilitychange', () => {
     const id = selectedId.value;
-    if (document.visibilityState === 'visible' && id) markViewedIfReview(id);
+    if (document.visibilityState === 'visible' && id) dwell(id);
+    else stopDwell();
   });
 }

@@ -16,6 +16,8 @@ export const newSessionOpen = signal(false);
 /** The machine the new-session dialog starts on (a group's + button); '' = ask. */
 export const newSessionDevice = signal('');
 export const helpOpen = signal(false);
+/** The quick switcher (Ctrl+K). */
+export const switcherOpen = signal(false);
 
 export function openNewSession(device = ''): void {
   newSessionDevice.value = device;
@@ -64,5 +66,6 @@ export function resetUI(): void {
     settingsOpen.value = false;
     newSessionOpen.value = false;
     helpOpen.value = false;
+    switcherOpen.value = false;
   });
 }
