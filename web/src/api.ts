@@ -7,6 +7,8 @@ import type {
   AuthMe,
   CreateRequest,
   DownloadRequest,
+  GitDiffRequest,
+  KillRequest,
   LoginRequest,
   NotificationEntry,
   WebConfig,
@@ -133,7 +135,9 @@ export const api = {
   sessions: () => call('sessions', {}),
   create: (body: CreateRequest) => call('create', body),
   rename: (id: string, name: string) => call('rename', { name }, id),
-  kill: (id: string) => call('kill', {}, id),
+  kill: (id: string, req: KillRequest = {}) => call('kill', req, id),
+  gitStatus: (id: string) => call('git_status', {}, id),
+  gitDiff: (id: string, req: GitDiffRequest = {}) => call('git_diff', req, id),
   /** Refused while a dialog is open (dialog_open), over a draft typed elsewhere (draft_present, unless clearDraft), or when the screen is unclear (screen_unclear). */
   input: (id: string, text: string, enter: boolean, clearDraft = false) =>
     call('input', clearDraft ? { text, enter, clear_draft: true } : { text, enter }, id),

@@ -278,6 +278,9 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
   const [rerr, setRerr] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
+  // A new git worktree of the folder's repository, on a new branch (docs/git.md).
+  const [inWorktree, setInWorktree] = useState(false);
+  const [branch, setBranch] = useState('');
 
   useEffect(() => {
     api
@@ -296,6 +299,11 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
     if (name.trim()) body.name = name.trim();
     if (choice.kind === 'shell') body.shell = true;
     if (choice.kind === 'resume') body.resume = choice.id;
+    if (inWorktree && choice.kind !== 'resume') {
+      body.worktree = { branch: branch.trim() };
+      // Named after the branch unless the person named it.
+      if (name.trim() === baseName(props.dir)) delete body.name;
+    }
     if (props.device) body.device = props.device;
     // A first guess at the size; the terminal fits itself when it attaches.
     const main = document.querySelector('.main');
@@ -404,13 +412,49 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
           )}
         </div>
       </fieldset>
+      {choice.kind !== 'resume' && (
+        <fieldset class="choices worktree-choice">
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={inWorktree}
+              onChange={(e) => setInWorktree((e.target as HTMLInputElement).checked)}
+              data-testid="new-worktree"
+            />
+            <span>In a new git worktree of this repository</span>
+          </label>
+          {inWorktree && (
+            <label class="field">
+              <span>New branch</span>
+              <input
+                class="input input-mono"
+                value={branch}
+                maxLength={200}
+                placeholder="feature/my-change"
+                autoCapitalize="none"
+                spellcheck={false}
+                onInput={(e) => setBranch((e.target as HTMLInputElement).value)}
+                data-testid="worktree-branch"
+              />
+              <span class="muted small">
+                corral runs git worktree add in .claude/worktrees/ and starts there; the branch starts at HEAD.
+              </span>
+            </label>
+          )}
+        </fieldset>
+      )}
       {error && (
-        <div class="form-error" role="alert">
+        <div class="form-error" role="alert" data-testid="create-error">
           {error}
         </div>
       )}
       <div class="modal-actions">
-        <button type="submit" class="btn btn-primary" disabled={busy} data-testid="create-session">
+        <button
+          type="submit"
+          class="btn btn-primary"
+          disabled={busy || (inWorktree && choice.kind !== 'resume' && !branch.trim())}
+          data-testid="create-session"
+        >
           {busy ? 'Starting…' : choice.kind === 'resume' ? 'Resume' : 'Start'}
         </button>
       </div>
