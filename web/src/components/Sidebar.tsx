@@ -26,7 +26,7 @@ import {
   type MachineGroup,
 } from '../store';
 import type { DeviceConflict, Session } from '../types';
-import { activity, ago, clock, parseTime, pct, rollup, shortDir, subagentsTitle, todosTitle } from '../util';
+import { activity, ago, clock, cost, parseTime, pct, rollup, shortDir, subagentsTitle, todosTitle } from '../util';
 import { Icon } from './Icon';
 import { NeedsInputCard } from './NeedsInput';
 import { SessionDot, StatusDot } from './StatusDot';
@@ -34,6 +34,8 @@ import { SessionDot, StatusDot } from './StatusDot';
 export function Counts() {
   const n = sessions.value.length;
   const need = needsYou.value.length;
+  // What the sessions listed here have cost so far (Claude's own count; a killed session's is gone).
+  const total = sessions.value.reduce((sum, s) => sum + (s.usage?.cost_usd ?? 0), 0);
   return (
     <div class="counts" aria-live="polite">
       <span>
@@ -43,6 +45,12 @@ export function Counts() {
         <span class="counts-need">
           {' · '}
           {need} need{need === 1 ? 's' : ''} you
+        </span>
+      )}
+      {total > 0 && (
+        <span class="counts-cost" data-testid="total-cost" title="The cost so far of the sessions listed here, as Claude counts it">
+          {' · '}
+          {cost(total)}
         </span>
       )}
     </div>
