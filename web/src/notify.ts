@@ -96,6 +96,22 @@ export function notifyEvent(s: Session, body: string): void {
   if (!looking && pushEnabled.value) return;
   // Named like the push title: machine/session on a hub.
   const title = s.device ? `${s.device}/${s.name}` : s.name;
+  const actions = notificationActions(s);
+  if (actions.length > 0 && 'serviceWorker' in navigator) {
+    // Buttons need the service worker's notification; a press answers there (sw.ts).
+    void registerSW().then((r) =>
+      r?.showNotification(title, {
+        body,
+        tag: `corral-${s.id}`,
+        icon: '/icon-192.png',
+        badge: '/icon-192.png',
+        requireInteraction: true,
+        data: { session_id: s.id, url: `/#/s/${encodeURIComponent(s.id)}`, dialog_id: s.waiting_for?.dialog_id ?? '', title },
+        actions,
+      } as NotificationOptions),
+    );
+    return;
+  }
   try {
     const n = new Notification(title, {
       body,
@@ -119,6 +135,30 @@ export function notifyEvent(s: Session, body: string): void {
       }),
     );
   }
+}
+
+/**
+ * The answers a dialog takes from a notification's buttons, as the server's
+ * pushes carry them (internal/notify actionsFor): Allow and Deny for a
+ * permission, a one-question single-choice question's plain options. None
+ * without the dialog's id: an answer must name it.
+ */
+export function notificationActions(s: Session): { action: string; title: string }[] {
+  const w = s.waiting_for;
+  if (s.status !== 'needs-input' || !w || !w.dialog_id) return [];
+  if (w.kind === 'permission') {
+    return [
+      { action: 'yes', title: 'Allow' },
+      { action: 'no', title: 'Deny' },
+    ];
+  }
+  if (w.kind === 'question' && !w.multi_select && (w.current ?? 0) >= 0 && (w.questions?.length ?? 0) <= 1) {
+    return (w.options ?? [])
+      .filter((o) => !o.text && !o.chat && o.number > 0 && o.label.trim())
+      .slice(0, 4)
+      .map((o) => ({ action: `option:${o.number}`, title: o.label.slice(0, 40) }));
+  }
+  return [];
 }
 
 /** base64url → bytes, for applicationServerKey. */
