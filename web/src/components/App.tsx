@@ -28,7 +28,7 @@ import { NotifyOffer } from './NotifyOffer';
 import { QuickSwitcher } from './QuickSwitcher';
 import { Toasts } from './Toasts';
 import { SessionView } from './SessionView';
-import { Counts, NewSessionButton, SessionList, Sidebar } from './Sidebar';
+import { Counts, ListTools, NewSessionButton, SessionList, Sidebar } from './Sidebar';
 
 export function App() {
   const n = attention.value.length;
@@ -67,6 +67,7 @@ export function App() {
             <div class="empty muted">Loading…</div>
           ) : isNarrow ? (
             <div class="home">
+              <ListTools />
               <SessionList />
             </div>
           ) : (
