@@ -217,8 +217,23 @@ func TestBrowserPushAnswer(t *testing.T) {
 		t.Fatalf("the push names dialog %q, the session shows %+v", msg.DialogID, cur)
 	}
 
-	// No window of corral's is open: the worker shows the push itself.
+	// No window of corral's is open: the worker shows the push itself (a
+	// focused one would show its own). DevTools keeps the worker running.
+	swCtx := workerContext(t, ctx, origin)
 	within(t, ctx, 10*time.Second, "leave the page", chromedp.Navigate("about:blank"))
+	waitFor(t, 15*time.Second, "no corral window focused", func() bool {
+		c, cancel := context.WithTimeout(swCtx, 5*time.Second)
+		defer cancel()
+		n, err := chromedp.Run(c, chromedp.Evaluate[int](
+			`self.clients.matchAll({type: 'window', includeUncontrolled: true}).then((cs) => cs.filter((c) => c.visibilityState === 'visible' && c.focused).length)`,
+			chromedp.EvalAwaitPromise))
+		return err == nil && n == 0
+	})
+	// Only the push's notification counts: close any the page showed.
+	clear := func() {
+		get(t, swCtx, 10*time.Second, "close the notifications", chromedp.Evaluate[bool](
+			`self.registration.getNotifications().then((ns) => { ns.forEach((n) => n.close()); return true; })`, chromedp.EvalAwaitPromise))
+	}
 	deliver := func() {
 		within(t, ctx, 10*time.Second, "deliver the push", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
@@ -226,9 +241,8 @@ func TestBrowserPushAnswer(t *testing.T) {
 			return err
 		}))
 	}
-	var swCtx context.Context
+	clear()
 	deliver()
-	swCtx = workerContext(t, ctx, origin)
 	notes := func(what string, cond func(string) bool) string {
 		t.Helper()
 		var last string
@@ -260,8 +274,8 @@ func TestBrowserPushAnswer(t *testing.T) {
 	h.waitStatus(id, api.StatusReview, 60*time.Second)
 
 	// The same notification again, its dialog long gone: the press is refused.
+	clear()
 	deliver()
-	swCtx = workerContext(t, ctx, origin)
 	notes("Allow and Deny shown again", func(s string) bool { return strings.Contains(s, `"actions":["Allow","Deny"]`) })
 	click("yes")
 	notes("the stale press reported", func(s string) bool { return strings.Contains(s, `"body":"Not answered:`) })
