@@ -68,6 +68,18 @@ func TestBrowserGlance(t *testing.T) {
 				chromedp.Navigate(strings.TrimSpace(h.corral("login-link"))),
 				chromedp.WaitVisible(css(group(h.proj))),
 			)
+			if !size.phone {
+				// The first visit offers notifications once: "Not now" is for good.
+				within(t, ctx, 10*time.Second, "the notifications offer",
+					chromedp.WaitVisible(css(`[data-testid="notify-offer"]`)),
+					chromedp.Click(css(`[data-testid="notify-offer-dismiss"]`)),
+					chromedp.WaitNotPresent(css(`[data-testid="notify-offer"]`)),
+					chromedp.Reload(),
+					chromedp.WaitVisible(css(group(h.proj))))
+				if n := get(t, ctx, 5*time.Second, "the offer after a reload", chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="notify-offer"]').length`)); n != 0 {
+					t.Error("the offer came back after it was answered")
+				}
+			}
 			// The project holding a session that asks shows needs-input;
 			// the other folder's group its idle shell.
 			within(t, ctx, 20*time.Second, "the roll-up dots",

@@ -173,6 +173,13 @@ func TestBrowserPushAnswer(t *testing.T) {
 	if status != http.StatusCreated {
 		t.Fatalf("subscribe: %d", status)
 	}
+	// Settings' "Send a test" reaches the subscription.
+	within(t, ctx, 10*time.Second, "send a test",
+		chromedp.Click(css(`button[aria-label="Settings"]`)),
+		chromedp.WaitVisible(css(`[data-testid="send-test-notification"]`)),
+		chromedp.Click(css(`[data-testid="send-test-notification"]`)))
+	push.next(20*time.Second, "the test notification", func(m map[string]any) bool { return m["tag"] == "corral-test" })
+	within(t, ctx, 5*time.Second, "close settings", chromedp.KeyEvent("\x1b"), chromedp.WaitNotPresent(css(`dialog[data-testid="settings"]`)))
 	var regID serviceworker.RegistrationID
 	within(t, ctx, 10*time.Second, "the worker's registration", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		ev, err := chromedp.WaitEvent(serviceworker.WorkerRegistrationUpdated, func(ev serviceworker.EventWorkerRegistrationUpdated) bool {
