@@ -115,6 +115,37 @@ func TestBrowserGlance(t *testing.T) {
 			within(t, ctx, 10*time.Second, "Enter", chromedp.SendKeys(css(`[data-testid="switcher-input"]`), "\r"),
 				chromedp.WaitNotPresent(css(`[data-testid="quick-switcher"]`)))
 			waitSelected(ctx, away, "the quick switcher")
+
+			if size.phone {
+				return
+			}
+			// The bell names the session of each notification, in plain
+			// text; one can be cleared, then all.
+			pressKey(ctx, "press b", "b")
+			within(t, ctx, 10*time.Second, "the bell drawer",
+				chromedp.WaitVisible(css(`[data-testid="bell-drawer"] [data-testid="notification-session"]`)))
+			who := get(t, ctx, 5*time.Second, "the notification's session", chromedp.Text(css(`[data-testid="notification-session"]`)))
+			if who != "asker" {
+				t.Errorf("the notification names %q, want asker", who)
+			}
+			if msg := get(t, ctx, 5*time.Second, "the notification's text", chromedp.Text(css(`[data-testid="notification"] .notif-msg`))); strings.ContainsAny(msg, "`*") || !strings.Contains(msg, "Bash") {
+				t.Errorf("the notification says %q", msg)
+			}
+			count := func() int {
+				return get(t, ctx, 5*time.Second, "notifications", chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="notification"]').length`))
+			}
+			n := count()
+			within(t, ctx, 10*time.Second, "clear one", chromedp.Click(css(`[data-testid="clear-notification"]`)))
+			if got := count(); got != n-1 {
+				t.Errorf("%d notifications after clearing one of %d", got, n)
+			}
+			if n > 1 {
+				within(t, ctx, 10*time.Second, "clear all", chromedp.Click(css(`[data-testid="clear-notifications"]`)))
+			}
+			if got := count(); got != 0 {
+				t.Errorf("%d notifications after clearing all", got)
+			}
+			within(t, ctx, 5*time.Second, "close the drawer", chromedp.KeyEvent("\x1b"), chromedp.WaitNotPresent(css(`[data-testid="bell-drawer"]`)))
 		})
 	}
 
