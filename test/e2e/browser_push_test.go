@@ -253,7 +253,9 @@ func TestBrowserPushAnswer(t *testing.T) {
 	notes := func(what string, cond func(string) bool) string {
 		t.Helper()
 		var last string
-		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		// An answer's report waits for the answer op, which may read the
+		// screen first (slow under the race detector and a loaded machine).
+		for deadline := time.Now().Add(45 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			last = get(t, swCtx, 5*time.Second, "notifications", chromedp.Evaluate[string](
 				`self.registration.getNotifications().then((ns) => JSON.stringify(ns.map((n) => ({title: n.title, body: n.body, actions: (n.actions || []).map((a) => a.title)}))))`,
 				chromedp.EvalAwaitPromise))
