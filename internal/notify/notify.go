@@ -60,10 +60,10 @@ type Notifier struct {
 	serving   context.Context
 	pending   []follow
 
-	// amu guards awaiting (the sessions notified before their dialog had
-	// an id, keyed user NUL session; bounded by maxAwaiting) and base.
+	// amu guards awaiting (the sessions notified while they wait on a
+	// dialog, keyed user NUL session; bounded by maxAwaiting) and base.
 	amu      sync.Mutex
-	awaiting map[string]bool
+	awaiting map[string]*awaited
 	base     string
 }
 
@@ -376,9 +376,8 @@ func MessageFor(ev api.Event) (Message, bool) {
 	return m, true
 }
 
-// actionsLater: the dialog of a needs-input notification was read off the
-// screen after it was sent (hooks tell first, the screen names the dialog):
-// the message again, now with its buttons, to replace the first (same tag).
+// actionsLater is the message of a session that waits, when its dialog has
+// buttons: what lateActions sends again.
 func actionsLater(ev api.Event) (Message, bool) {
 	s := ev.Session
 	if ev.Type != api.EventSession || s == nil || s.Status != api.StatusNeedsInput || len(actionsFor(s.WaitingFor)) == 0 {
@@ -456,30 +455,42 @@ func (n *Notifier) Test(user string) {
 		URL: "/", Tag: "corral-test"}, true)
 }
 
-// maxAwaiting bounds the sessions remembered as notified without buttons.
+// maxAwaiting bounds the sessions remembered as waiting (noteActions).
 const maxAwaiting = 1024
 
-// noteActions remembers a needs-input notification sent without buttons,
-// until its dialog is read (lateActions) or the session moves on.
+// maxUpdates bounds the pushes sent again for one needs-input notification.
+const maxUpdates = 3
+
+// awaited is what was last sent for a session that waits on a dialog.
+type awaited struct {
+	dialog, body string
+	actions      int
+	updates      int
+}
+
+// noteActions remembers a needs-input notification, so that what the
+// screen and the hooks tell of its dialog afterwards (its id, and so its
+// buttons; the tool's command) can follow it (lateActions).
 func (n *Notifier) noteActions(user string, m Message) {
 	k := user + "\x00" + m.SessionID
 	n.amu.Lock()
 	defer n.amu.Unlock()
-	if m.Reason != string(api.StatusNeedsInput) || len(m.Actions) > 0 {
+	if m.Reason != string(api.StatusNeedsInput) {
 		delete(n.awaiting, k)
 		return
 	}
 	if n.awaiting == nil {
-		n.awaiting = map[string]bool{}
+		n.awaiting = map[string]*awaited{}
 	}
-	if len(n.awaiting) < maxAwaiting {
-		n.awaiting[k] = true
+	if _, ok := n.awaiting[k]; ok || len(n.awaiting) < maxAwaiting {
+		n.awaiting[k] = &awaited{dialog: m.DialogID, body: m.Body, actions: len(m.Actions)}
 	}
 }
 
-// lateActions: a session notified without buttons now shows its dialog
-// with an id: the notification again, with them. Any other state of the
-// session forgets it.
+// lateActions: a session notified while it waits now says more of its
+// dialog (the id that gives it buttons, or the tool's command): the
+// notification again, replacing the first (same tag), with buttons only.
+// At most maxUpdates times; any other state of the session forgets it.
 func (n *Notifier) lateActions(user string, ev api.Event) (Message, bool) {
 	s := ev.Session
 	if ev.Type != api.EventSession || s == nil {
@@ -488,7 +499,8 @@ func (n *Notifier) lateActions(user string, ev api.Event) (Message, bool) {
 	k := user + "\x00" + s.ID
 	n.amu.Lock()
 	defer n.amu.Unlock()
-	if !n.awaiting[k] {
+	a := n.awaiting[k]
+	if a == nil {
 		return Message{}, false
 	}
 	if s.Status != api.StatusNeedsInput {
@@ -496,10 +508,14 @@ func (n *Notifier) lateActions(user string, ev api.Event) (Message, bool) {
 		return Message{}, false
 	}
 	m, ok := actionsLater(ev)
-	if ok {
+	if !ok || m.DialogID == a.dialog && m.Body == a.body && len(m.Actions) == a.actions {
+		return Message{}, false
+	}
+	a.dialog, a.body, a.actions = m.DialogID, m.Body, len(m.Actions)
+	if a.updates++; a.updates >= maxUpdates {
 		delete(n.awaiting, k)
 	}
-	return m, ok
+	return m, true
 }
 
 // SetBaseURL gives the dashboard's address (scheme://host[:port]), which

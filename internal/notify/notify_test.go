@@ -326,34 +326,43 @@ func TestMessageActions(t *testing.T) {
 	}
 }
 
-// Hooks tell of a permission before the screen read names the dialog: the
-// notification goes out without buttons, and again with them once the
-// dialog has its id; only once, and not after the session moved on.
+// Hooks tell of a permission before the screen read names the dialog, and
+// the screen may name it before the hook gives the command: the
+// notification goes out again as it learns more (its buttons, then its
+// command), not for nothing new, and not after the session moved on.
 func TestLateActions(t *testing.T) {
 	n, _ := newNotifier(t)
 	noID := &api.Waiting{Kind: api.DialogPermission, Tool: "Bash"}
 	withID := &api.Waiting{DialogID: "d1", Kind: api.DialogPermission, Tool: "Bash"}
-	first := api.Event{Type: api.EventSession, Notify: true, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusNeedsInput, WaitingFor: noID}}
-	m, _ := MessageFor(first)
+	withCmd := &api.Waiting{DialogID: "d1", Kind: api.DialogPermission, Tool: "Bash", Input: []byte(`{"command":"make"}`)}
+	ev := func(w *api.Waiting, notify bool) api.Event {
+		return api.Event{Type: api.EventSession, Notify: notify, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusNeedsInput, WaitingFor: w}}
+	}
+	m, _ := MessageFor(ev(noID, true))
 	n.noteActions("u", m)
-	later := api.Event{Type: api.EventSession, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusNeedsInput, WaitingFor: withID}}
-	if _, ok := n.lateActions("other", later); ok {
+	if _, ok := n.lateActions("other", ev(withID, false)); ok {
 		t.Fatal("another user's session")
 	}
-	m, ok := n.lateActions("u", later)
-	if !ok || m.DialogID != "d1" || len(m.Actions) != 2 || m.Tag != "corral-s" {
+	if _, ok := n.lateActions("u", ev(noID, false)); ok {
+		t.Fatal("nothing new, no buttons")
+	}
+	m, ok := n.lateActions("u", ev(withID, false))
+	if !ok || m.DialogID != "d1" || len(m.Actions) != 2 || m.Tag != "corral-s" || m.Body != "Allow Bash?" {
 		t.Fatalf("late: %v %+v", ok, m)
 	}
-	if _, ok := n.lateActions("u", later); ok {
+	if _, ok := n.lateActions("u", ev(withID, false)); ok {
 		t.Fatal("sent twice")
 	}
-	m, _ = MessageFor(first)
+	if m, ok = n.lateActions("u", ev(withCmd, false)); !ok || m.Body != "Allow Bash: make?" {
+		t.Fatalf("the command: %v %+v", ok, m)
+	}
+	m, _ = MessageFor(ev(noID, true))
 	n.noteActions("u", m)
 	busy := api.Event{Type: api.EventSession, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusBusy}}
 	if _, ok := n.lateActions("u", busy); ok {
 		t.Fatal("busy")
 	}
-	if _, ok := n.lateActions("u", later); ok {
+	if _, ok := n.lateActions("u", ev(withID, false)); ok {
 		t.Fatal("after the session moved on")
 	}
 }

@@ -202,9 +202,12 @@ func TestBrowserPushAnswer(t *testing.T) {
 	id := h.newSession()
 	h.send(id, "RUNTOOL from a notification")
 	h.waitStatus(id, api.StatusNeedsInput, 60*time.Second)
-	payload := push.next(30*time.Second, "a needs-input push with buttons", func(m map[string]any) bool {
+	// Hooks and the screen tell of the dialog in either order: the push
+	// goes out again as it learns the buttons and the command.
+	payload := push.next(30*time.Second, "a needs-input push with buttons and the command", func(m map[string]any) bool {
 		a, _ := m["actions"].([]any)
-		return m["session_id"] == id && m["dialog_id"] != nil && len(a) == 2
+		body, _ := m["body"].(string)
+		return m["session_id"] == id && m["dialog_id"] != nil && len(a) == 2 && strings.Contains(body, "created_by_tool")
 	})
 	var msg struct {
 		Title, Body, DialogID string
