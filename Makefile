@@ -37,13 +37,15 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
-# What CI checks besides the tests: gofmt, go vet, staticcheck.
+# What CI checks besides the tests: gofmt, go vet, staticcheck, biome for web/.
 lint: vet
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	@if [ -x web/node_modules/.bin/biome ]; then cd web && npm run --silent lint; else echo "web lint: run make web first"; exit 1; fi
 
-# Formats the Go code in place.
+# Formats the Go code and the web UI's sources in place.
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+	@if [ -x web/node_modules/.bin/biome ]; then cd web && npm run --silent fmt; fi
 
 # Each fuzz target for a while (FUZZTIME, default 10s).
 fuzz:

@@ -15,6 +15,10 @@ go vet ./...
 echo "== staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION:-v0.8.2} ./...
 
+echo "== web lint (biome, web/biome.jsonc)"
+if [ ! -x web/node_modules/.bin/biome ]; then (cd web && npm ci --no-audit --no-fund --loglevel=error); fi
+(cd web && npm run --silent lint)
+
 echo "== unit and end-to-end tests (race detector)"
 go test -race -count=1 -timeout 20m ./...
 

@@ -153,7 +153,7 @@ type GitFileDiff struct {
 	OldPath string `json:"old_path,omitempty"`
 	// Status is the change's letter: "A", "M", "D", "R", "C", "T", or "?"
 	// for an untracked file (shown as added).
-	Status  string `json:"status"`
+	Status  string `json:"status" ts:"'A' | 'M' | 'D' | 'R' | 'C' | 'T' | '?'"`
 	Binary  bool   `json:"binary,omitempty"`
 	Added   int    `json:"added"`
 	Removed int    `json:"removed"`

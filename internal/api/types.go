@@ -144,7 +144,7 @@ type Option struct {
 type Field struct {
 	Name string `json:"name"`
 	// Kind is "text", "boolean" or "choice".
-	Kind        string   `json:"kind"`
+	Kind        string   `json:"kind" ts:"'text' | 'boolean' | 'choice'"`
 	Value       string   `json:"value,omitempty"`
 	Missing     bool     `json:"missing,omitempty"`
 	Description string   `json:"description,omitempty"`
@@ -455,7 +455,7 @@ type Notification struct {
 	Device      string    `json:"device,omitempty"`
 	SessionID   string    `json:"session_id"`
 	SessionName string    `json:"session_name"`
-	Reason      string    `json:"reason"`
+	Reason      string    `json:"reason" ts:"Status"`
 	// Title names the session and what happened ("laptop/work needs
 	// you"); Message says more ("Allow Bash: make test?").
 	Title   string `json:"title"`

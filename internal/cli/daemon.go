@@ -416,5 +416,8 @@ func (d *daemon) serveWeb(f webFlags, b backend.Backend, accounts web.Accounts, 
 	}
 	base := scheme + "://" + host
 	d.lock.Update(datadir.Owner{PID: os.Getpid(), Socket: d.apiSock, Listen: ln.Addr().String(), URL: base, StartedAt: time.Now()})
+	if n != nil {
+		n.SetBaseURL(base) // the webhooks' links
+	}
 	return ln.Addr().String(), base, nil
 }

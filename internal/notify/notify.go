@@ -61,6 +61,12 @@ type Notifier struct {
 	mu        sync.Mutex
 	serving   context.Context
 	pending   []follow
+
+	// amu guards awaiting (the sessions notified while they wait on a
+	// dialog, keyed user NUL session; bounded by maxAwaiting) and base.
+	amu      sync.Mutex
+	awaiting map[string]*awaited
+	base     string
 }
 
 // follow is a user's bus to follow.
@@ -284,6 +290,57 @@ type Message struct {
 	Reason    string `json:"reason"`
 	URL       string `json:"url"`
 	Tag       string `json:"tag"`
+	// Link is URL made absolute with the dashboard's address (SetBaseURL),
+	// for webhooks; empty while the address is not known.
+	Link string `json:"link,omitempty"`
+	// DialogID and Kind name the dialog a needs-input notification is
+	// about; an action answers that dialog only (a newer one refuses it as
+	// stale_dialog).
+	DialogID string `json:"dialog_id,omitempty"`
+	Kind     string `json:"kind,omitempty"`
+	// Actions are the answers a notification offers as buttons (the
+	// service worker shows as many as the platform allows).
+	Actions []Action `json:"actions,omitempty"`
+}
+
+// Action is a notification's button. Action is what the service worker
+// answers with: "yes" or "no" (AnswerRequest.Choice), "option:N"
+// (AnswerRequest.Option).
+type Action struct {
+	Action string `json:"action"`
+	Title  string `json:"title"`
+}
+
+// maxActions bounds a message's buttons (Chrome shows two, macOS more).
+const maxActions = 4
+
+// actionsFor are the answers a dialog can take from a button: Allow and
+// Deny for a permission, the plain options of a one-question, single-choice
+// question. A dialog without an id gets none (an answer must name it).
+func actionsFor(w *api.Waiting) []Action {
+	if w == nil || w.DialogID == "" {
+		return nil
+	}
+	switch w.Kind {
+	case api.DialogPermission:
+		return []Action{{Action: "yes", Title: "Allow"}, {Action: "no", Title: "Deny"}}
+	case api.DialogQuestion:
+		if w.MultiSelect || w.Current < 0 || len(w.Questions) > 1 {
+			return nil
+		}
+		var out []Action
+		for _, o := range w.Options {
+			if o.Text || o.Chat || o.Number <= 0 || strings.TrimSpace(o.Label) == "" {
+				continue
+			}
+			out = append(out, Action{Action: fmt.Sprintf("option:%d", o.Number), Title: clip(o.Label, 40)})
+			if len(out) == maxActions {
+				break
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // MessageFor describes an event that should alert a person: it names the
@@ -317,7 +374,22 @@ func MessageFor(ev api.Event) (Message, bool) {
 		return Message{}, false
 	}
 	m.Body = clip(m.Body, 200)
+	if s.Status == api.StatusNeedsInput && s.WaitingFor != nil {
+		m.DialogID, m.Kind, m.Actions = s.WaitingFor.DialogID, s.WaitingFor.Kind, actionsFor(s.WaitingFor)
+	}
 	return m, true
+}
+
+// actionsLater is the message of a session that waits, when its dialog has
+// buttons: what lateActions sends again.
+func actionsLater(ev api.Event) (Message, bool) {
+	s := ev.Session
+	if ev.Type != api.EventSession || s == nil || s.Status != api.StatusNeedsInput || len(actionsFor(s.WaitingFor)) == 0 {
+		return Message{}, false
+	}
+	notify := ev
+	notify.Notify = true
+	return MessageFor(notify)
 }
 
 func firstNonEmpty(v ...string) string {
@@ -345,8 +417,12 @@ func clip(s string, n int) string {
 func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) (api.Notification, bool) {
 	m, ok := MessageFor(ev)
 	if !ok {
+		if m, ok := n.lateActions(user, ev); ok {
+			n.send(user, m, false)
+		}
 		return api.Notification{}, false
 	}
+	n.noteActions(user, m)
 	out := api.Notification{Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason,
 		Title: m.Title, Message: m.Body}
 	id, err := n.store.AddNotification(ctx, store.Notification{
@@ -357,6 +433,18 @@ func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) (api.N
 	} else {
 		out.ID = id
 	}
+	n.send(user, m, true)
+	return out, true
+}
+
+// send pushes m, and posts it to the webhook too when hook, in the
+// background (Wait, Run).
+func (n *Notifier) send(user string, m Message, hook bool) {
+	if m.URL != "" {
+		if base := n.baseURL(); base != "" {
+			m.Link = base + m.URL
+		}
+	}
 	n.sending.Add(1)
 	go func() {
 		defer n.sending.Done()
@@ -365,9 +453,94 @@ func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) (api.N
 		ctx, cancel := context.WithTimeout(n.sendCtx, 30*time.Second)
 		defer cancel()
 		n.push(ctx, user, m)
-		n.callWebhook(ctx, user, m)
+		if hook {
+			n.callWebhook(ctx, user, m)
+		}
 	}()
-	return out, true
+}
+
+// Test sends user a test notification, pushed and posted to the webhook
+// (not logged).
+func (n *Notifier) Test(user string) {
+	n.send(user, Message{Title: "corral", Body: "A test notification: this device gets corral's alerts.", Reason: "test",
+		URL: "/", Tag: "corral-test"}, true)
+}
+
+// maxAwaiting bounds the sessions remembered as waiting (noteActions).
+const maxAwaiting = 1024
+
+// maxUpdates bounds the pushes sent again for one needs-input notification.
+const maxUpdates = 3
+
+// awaited is what was last sent for a session that waits on a dialog.
+type awaited struct {
+	dialog, body string
+	actions      int
+	updates      int
+}
+
+// noteActions remembers a needs-input notification, so that what the
+// screen and the hooks tell of its dialog afterwards (its id, and so its
+// buttons; the tool's command) can follow it (lateActions).
+func (n *Notifier) noteActions(user string, m Message) {
+	k := user + "\x00" + m.SessionID
+	n.amu.Lock()
+	defer n.amu.Unlock()
+	if m.Reason != string(api.StatusNeedsInput) {
+		delete(n.awaiting, k)
+		return
+	}
+	if n.awaiting == nil {
+		n.awaiting = map[string]*awaited{}
+	}
+	if _, ok := n.awaiting[k]; ok || len(n.awaiting) < maxAwaiting {
+		n.awaiting[k] = &awaited{dialog: m.DialogID, body: m.Body, actions: len(m.Actions)}
+	}
+}
+
+// lateActions: a session notified while it waits now says more of its
+// dialog (the id that gives it buttons, or the tool's command): the
+// notification again, replacing the first (same tag), with buttons only.
+// At most maxUpdates times; any other state of the session forgets it.
+func (n *Notifier) lateActions(user string, ev api.Event) (Message, bool) {
+	s := ev.Session
+	if ev.Type != api.EventSession || s == nil {
+		return Message{}, false
+	}
+	k := user + "\x00" + s.ID
+	n.amu.Lock()
+	defer n.amu.Unlock()
+	a := n.awaiting[k]
+	if a == nil {
+		return Message{}, false
+	}
+	if s.Status != api.StatusNeedsInput {
+		delete(n.awaiting, k)
+		return Message{}, false
+	}
+	m, ok := actionsLater(ev)
+	if !ok || m.DialogID == a.dialog && m.Body == a.body && len(m.Actions) == a.actions {
+		return Message{}, false
+	}
+	a.dialog, a.body, a.actions = m.DialogID, m.Body, len(m.Actions)
+	if a.updates++; a.updates >= maxUpdates {
+		delete(n.awaiting, k)
+	}
+	return m, true
+}
+
+// SetBaseURL gives the dashboard's address (scheme://host[:port]), which
+// makes the webhooks' links absolute.
+func (n *Notifier) SetBaseURL(base string) {
+	n.amu.Lock()
+	defer n.amu.Unlock()
+	n.base = strings.TrimRight(base, "/")
+}
+
+func (n *Notifier) baseURL() string {
+	n.amu.Lock()
+	defer n.amu.Unlock()
+	return n.base
 }
 
 // Wait waits for notifications being sent (tests).
@@ -479,6 +652,9 @@ func (n *Notifier) callWebhook(ctx context.Context, user string, m Message) {
 		req, err = http.NewRequestWithContext(ctx, http.MethodPost, hook, strings.NewReader(m.Body))
 		if err == nil {
 			req.Header.Set("Title", m.Title)
+			if m.Link != "" {
+				req.Header.Set("Click", m.Link)
+			}
 			req.Header.Set("Tags", map[string]string{"needs-input": "bell", "review": "white_check_mark"}[m.Reason])
 			if m.Reason == "needs-input" {
 				req.Header.Set("Priority", "high")
@@ -488,7 +664,7 @@ func (n *Notifier) callWebhook(ctx context.Context, user string, m Message) {
 		body, _ := json.Marshal(struct {
 			Text string `json:"text"`
 			Message
-		}{Text: m.Title + ": " + m.Body, Message: m})
+		}{Text: webhookText(m), Message: m})
 		req, err = http.NewRequestWithContext(ctx, http.MethodPost, hook, bytes.NewReader(body))
 		if err == nil {
 			req.Header.Set("Content-Type", "application/json")
@@ -519,6 +695,16 @@ func refused(status int) error {
 		return fmt.Errorf("status %d", status)
 	}
 	return nil
+}
+
+// webhookText is a Slack-style message: the title, the body, and the link
+// (Slack's <url|label> form) when the dashboard's address is known.
+func webhookText(m Message) string {
+	t := m.Title + ": " + m.Body
+	if m.Link != "" {
+		t += " <" + m.Link + "|Open in corral>"
+	}
+	return t
 }
 
 func isNtfy(raw string) bool {

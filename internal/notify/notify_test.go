@@ -242,6 +242,7 @@ func TestWebhookAndLog(t *testing.T) {
 	bus := events.New(events.Options{})
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	n.SetBaseURL("http://corral.test:7777/")
 	n.FollowUser("u", bus) // before Run: it follows from Run's start
 	go func() { n.Run(rctx); close(done) }()
 	// Only live moves into needs-input or review notify.
@@ -254,7 +255,8 @@ func TestWebhookAndLog(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no webhook call")
 	}
-	if h.ct != "application/json" || h.body["text"] != "app finished: All tests pass." || h.body["session_id"] != "s1" {
+	if h.ct != "application/json" || h.body["text"] != "app finished: All tests pass. <http://corral.test:7777/#/s/s1|Open in corral>" ||
+		h.body["session_id"] != "s1" || h.body["link"] != "http://corral.test:7777/#/s/s1" {
 		t.Fatalf("webhook %+v", h)
 	}
 	// The user's pages get it on the bus, in the same words, with its id
@@ -311,5 +313,69 @@ func TestMessages(t *testing.T) {
 	}
 	if _, ok := MessageFor(api.Event{Type: api.EventSession, Notify: false, Session: &api.Session{Status: api.StatusReview}}); ok {
 		t.Error("a change without notify made a message")
+	}
+}
+
+// A needs-input message carries its dialog's id and the answers it can take
+// as buttons; a dialog without an id gets none.
+func TestMessageActions(t *testing.T) {
+	perm := &api.Waiting{DialogID: "d1", Kind: api.DialogPermission, Tool: "Bash", Input: []byte(`{"command":"ls -la"}`)}
+	m, ok := MessageFor(api.Event{Type: api.EventSession, Notify: true, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusNeedsInput, WaitingFor: perm}})
+	if !ok || m.Body != "Allow Bash: ls -la?" || m.DialogID != "d1" || m.Kind != "permission" ||
+		len(m.Actions) != 2 || m.Actions[0] != (Action{"yes", "Allow"}) || m.Actions[1] != (Action{"no", "Deny"}) {
+		t.Fatalf("permission: %+v", m)
+	}
+	q := &api.Waiting{DialogID: "d2", Kind: api.DialogQuestion, Questions: []api.Question{{Question: "Which?"}}, Options: []api.Option{
+		{Number: 1, Label: "Red"}, {Number: 2, Label: "Blue"}, {Number: 3, Label: "Type something", Text: true}, {Number: 4, Label: "Chat about this", Chat: true}}}
+	m, _ = MessageFor(api.Event{Type: api.EventSession, Notify: true, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusNeedsInput, WaitingFor: q}})
+	if len(m.Actions) != 2 || m.Actions[0] != (Action{"option:1", "Red"}) || m.Actions[1] != (Action{"option:2", "Blue"}) {
+		t.Fatalf("question: %+v", m.Actions)
+	}
+	noID := *perm
+	noID.DialogID = ""
+	m, _ = MessageFor(api.Event{Type: api.EventSession, Notify: true, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusNeedsInput, WaitingFor: &noID}})
+	if len(m.Actions) != 0 || m.DialogID != "" {
+		t.Fatalf("no dialog id: %+v", m)
+	}
+}
+
+// Hooks tell of a permission before the screen read names the dialog, and
+// the screen may name it before the hook gives the command: the
+// notification goes out again as it learns more (its buttons, then its
+// command), not for nothing new, and not after the session moved on.
+func TestLateActions(t *testing.T) {
+	n, _ := newNotifier(t)
+	noID := &api.Waiting{Kind: api.DialogPermission, Tool: "Bash"}
+	withID := &api.Waiting{DialogID: "d1", Kind: api.DialogPermission, Tool: "Bash"}
+	withCmd := &api.Waiting{DialogID: "d1", Kind: api.DialogPermission, Tool: "Bash", Input: []byte(`{"command":"make"}`)}
+	ev := func(w *api.Waiting, notify bool) api.Event {
+		return api.Event{Type: api.EventSession, Notify: notify, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusNeedsInput, WaitingFor: w}}
+	}
+	m, _ := MessageFor(ev(noID, true))
+	n.noteActions("u", m)
+	if _, ok := n.lateActions("other", ev(withID, false)); ok {
+		t.Fatal("another user's session")
+	}
+	if _, ok := n.lateActions("u", ev(noID, false)); ok {
+		t.Fatal("nothing new, no buttons")
+	}
+	m, ok := n.lateActions("u", ev(withID, false))
+	if !ok || m.DialogID != "d1" || len(m.Actions) != 2 || m.Tag != "corral-s" || m.Body != "Allow Bash?" {
+		t.Fatalf("late: %v %+v", ok, m)
+	}
+	if _, ok := n.lateActions("u", ev(withID, false)); ok {
+		t.Fatal("sent twice")
+	}
+	if m, ok = n.lateActions("u", ev(withCmd, false)); !ok || m.Body != "Allow Bash: make?" {
+		t.Fatalf("the command: %v %+v", ok, m)
+	}
+	m, _ = MessageFor(ev(noID, true))
+	n.noteActions("u", m)
+	busy := api.Event{Type: api.EventSession, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusBusy}}
+	if _, ok := n.lateActions("u", busy); ok {
+		t.Fatal("busy")
+	}
+	if _, ok := n.lateActions("u", ev(withID, false)); ok {
+		t.Fatal("after the session moved on")
 	}
 }

@@ -84,6 +84,7 @@ func New(b backend.Backend, opts Options) *Server {
 		{"DELETE /api/v1/auth/sessions/{id}", s.endWebSession},
 		{"POST /api/v1/push/subscriptions", s.pushSubscribe},
 		{"DELETE /api/v1/push/subscriptions", s.pushUnsubscribe},
+		{"POST /api/v1/push/test", s.pushTest},
 		{"PUT /api/v1/settings", s.settings},
 		{"GET /api/v1/notifications", s.notifications},
 		{"GET /api/v1/ws/events", s.eventsWS},
@@ -461,6 +462,20 @@ func (s *Server) pushSubscribe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusCreated)
+}
+
+// pushTest sends the user a test notification: to every push subscription
+// and the webhook (Settings' "Send a test").
+func (s *Server) pushTest(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Notifier == nil {
+		httpapi.WriteError(w, api.Errorf(api.CodeUnavailable, "notifications are off"))
+		return
+	}
+	if !readBody(w, r, 1024, &struct{}{}, false) {
+		return
+	}
+	s.opts.Notifier.Test(identity.User(r.Context()))
+	w.WriteHeader(http.StatusAccepted)
 }
 
 func (s *Server) pushUnsubscribe(w http.ResponseWriter, r *http.Request) {

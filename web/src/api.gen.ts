@@ -669,7 +669,7 @@ export interface GitFileDiff {
    * Status is the change's letter: "A", "M", "D", "R", "C", "T", or "?"
    * for an untracked file (shown as added).
    */
-  status: string;
+  status: 'A' | 'M' | 'D' | 'R' | 'C' | 'T' | '?';
   binary?: boolean;
   added: number;
   removed: number;
@@ -721,7 +721,7 @@ export interface Notification {
   device?: string;
   session_id: string;
   session_name: string;
-  reason: string;
+  reason: Status;
   /**
    * Title names the session and what happened ("laptop/work needs
    * you"); Message says more ("Allow Bash: make test?").
@@ -762,7 +762,7 @@ export interface Question {
 export interface Field {
   name: string;
   /** Kind is "text", "boolean" or "choice". */
-  kind: string;
+  kind: 'text' | 'boolean' | 'choice';
   value?: string;
   missing?: boolean;
   description?: string;

@@ -2,7 +2,18 @@
 // state-changing requests, 401 → login screen.
 
 import { ops, type OpName, type OpTypes } from './api.gen';
-import type { AnswerRequest, AuthMe, CreateRequest, DownloadRequest, LoginRequest, NotificationEntry, WebConfig, WebSession } from './types';
+import type {
+  AnswerRequest,
+  AuthMe,
+  CreateRequest,
+  DownloadRequest,
+  GitDiffRequest,
+  KillRequest,
+  LoginRequest,
+  NotificationEntry,
+  WebConfig,
+  WebSession,
+} from './types';
 
 export class ApiError extends Error {
   constructor(
@@ -52,12 +63,7 @@ export interface RequestOpts {
   signal?: AbortSignal;
 }
 
-export async function request<T>(
-  method: string,
-  path: string,
-  body?: unknown,
-  opts: RequestOpts = {},
-): Promise<T> {
+export async function request<T>(method: string, path: string, body?: unknown, opts: RequestOpts = {}): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (UNSAFE.has(method)) headers['X-Corral-CSRF'] = cookie('corral_csrf');
@@ -73,10 +79,10 @@ export async function request<T>(
     });
   } catch (e) {
     if ((e as Error).name === 'AbortError') throw e;
-    throw new ApiError(0, 'network', 'network error: ' + (e as Error).message);
+    throw new ApiError(0, 'network', `network error: ${(e as Error).message}`);
   }
   const text = await res.text();
-  let data: unknown = undefined;
+  let data: unknown;
   if (text) {
     try {
       data = JSON.parse(text);
@@ -105,12 +111,7 @@ const enc = encodeURIComponent;
  * Runs an operation of the generated table (internal/api): the session's id
  * goes in the path, a GET's request in the query, any other's in the body.
  */
-export function call<K extends OpName>(
-  name: K,
-  req: OpTypes[K]['req'],
-  id?: string,
-  opts: RequestOpts = {},
-): Promise<OpTypes[K]['res']> {
+export function call<K extends OpName>(name: K, req: OpTypes[K]['req'], id?: string, opts: RequestOpts = {}): Promise<OpTypes[K]['res']> {
   const op = ops[name];
   let path: string = op.path;
   if (path.includes('{id}')) path = path.replace('{id}', enc(id ?? ''));
@@ -134,7 +135,9 @@ export const api = {
   sessions: () => call('sessions', {}),
   create: (body: CreateRequest) => call('create', body),
   rename: (id: string, name: string) => call('rename', { name }, id),
-  kill: (id: string) => call('kill', {}, id),
+  kill: (id: string, req: KillRequest = {}) => call('kill', req, id),
+  gitStatus: (id: string) => call('git_status', {}, id),
+  gitDiff: (id: string, req: GitDiffRequest = {}) => call('git_diff', req, id),
   /** Refused while a dialog is open (dialog_open), over a draft typed elsewhere (draft_present, unless clearDraft), or when the screen is unclear (screen_unclear). */
   input: (id: string, text: string, enter: boolean, clearDraft = false) =>
     call('input', clearDraft ? { text, enter, clear_draft: true } : { text, enter }, id),
@@ -149,8 +152,8 @@ export const api = {
   resumable: (dir: string, device?: string) => call('resumable', { dir, device }),
   notifications: () => request<NotificationEntry[] | null>('GET', '/api/v1/notifications'),
   pushSubscribe: (sub: PushSubscriptionJSON) => request<unknown>('POST', '/api/v1/push/subscriptions', sub),
-  pushUnsubscribe: (endpoint: string) =>
-    request<unknown>('DELETE', '/api/v1/push/subscriptions', { endpoint }),
+  pushUnsubscribe: (endpoint: string) => request<unknown>('DELETE', '/api/v1/push/subscriptions', { endpoint }),
+  pushTest: () => request<unknown>('POST', '/api/v1/push/test', {}),
   settings: (s: { webhook_url: string }) => request<unknown>('PUT', '/api/v1/settings', s),
 };
 

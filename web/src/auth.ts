@@ -2,7 +2,7 @@
 
 import { api, ApiError, setUnauthorizedHandler } from './api';
 import { events } from './events';
-import { disablePush, pushEnabled, registerSW } from './notify';
+import { checkNotificationOffer, disablePush, forgetCSRF, pushEnabled, registerSW, shareCSRF } from './notify';
 import {
   applyMe,
   auth,
@@ -24,6 +24,8 @@ export function start(me?: AuthMe): void {
   void loadConfig().then(() => setHome(config.value.home));
   void loadNotifications();
   void registerSW();
+  void shareCSRF();
+  checkNotificationOffer();
 }
 
 /** Not logged in (any more): stop, forget the user's data, show the login screen. */
@@ -32,6 +34,7 @@ export function toLogin(body?: unknown): void {
   if (auth.value === 'login') return;
   events.stop();
   events.forget();
+  void forgetCSRF();
   resetState();
   auth.value = 'login';
 }
@@ -67,4 +70,7 @@ export async function logout(): Promise<void> {
   }
 }
 
-setUnauthorizedHandler((body) => toLogin(body));
+/** A 401 from any request sends the app to the login screen (called once, from main.tsx). */
+export function installAuthHandler(): void {
+  setUnauthorizedHandler((body) => toLogin(body));
+}

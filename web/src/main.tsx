@@ -3,12 +3,12 @@ import './styles.css';
 
 import { render } from 'preact';
 import { api, ApiError } from './api';
-import { start, toLogin } from './auth';
+import { installAuthHandler, start, toLogin } from './auth';
 import { App } from './components/App';
+import { startTypingTracker } from './components/NeedsInput';
 import { events } from './events';
 import { installShortcuts } from './keys';
 import {
-  applyHash,
   auth,
   currentUser,
   devices,
@@ -20,6 +20,7 @@ import {
   selectedId,
   sessions,
   setTab,
+  startState,
   tab,
   conn,
   type Tab,
@@ -28,8 +29,9 @@ import type { AuthMe } from './types';
 import { active } from './terminal';
 
 async function boot(): Promise<void> {
-  applyHash();
-  window.addEventListener('hashchange', applyHash);
+  installAuthHandler();
+  startState();
+  startTypingTracker();
   installShortcuts();
   try {
     start(await api.me());

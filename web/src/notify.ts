@@ -1,15 +1,13 @@
 // Desktop notifications (while the page is open), the service worker and Web Push.
 
 import { signal } from '@preact/signals';
-import { api, ApiError } from './api';
-import { config, openSession, selectedId } from './store';
-import type { Notification as Notice } from './types';
+import { api, ApiError, cookie } from './api';
+import { config, openSession, selectedId, sessionsById, toast } from './store';
+import type { Notification as Notice, Session } from './types';
 
 export type PermissionState = NotificationPermission | 'unsupported';
 
-export const notifPermission = signal<PermissionState>(
-  typeof Notification === 'undefined' ? 'unsupported' : Notification.permission,
-);
+export const notifPermission = signal<PermissionState>(typeof Notification === 'undefined' ? 'unsupported' : Notification.permission);
 
 export const pushSupported =
   typeof navigator !== 'undefined' &&
@@ -49,8 +47,36 @@ export function registerSW(): Promise<ServiceWorkerRegistration | null> {
 }
 
 function onSWMessage(e: MessageEvent): void {
-  const d = e.data as { type?: string; session_id?: string } | null;
+  const d = e.data as { type?: string; session_id?: string; text?: string } | null;
   if (d && d.type === 'open' && d.session_id) openSession(d.session_id);
+  // A notification's button answered (sw.ts): say so here too.
+  if (d && d.type === 'answered' && typeof d.text === 'string') toast(d.text.slice(0, 300), 'info', 4000);
+}
+
+// Where the service worker finds the CSRF value when it has no cookieStore
+// (sw.ts): the cookie is readable by this origin's pages anyway.
+const CSRF_CACHE = 'corral-sw';
+const CSRF_KEY = '/__corral/csrf';
+
+/** Leave the CSRF value for the service worker's answers (after each login). */
+export async function shareCSRF(): Promise<void> {
+  const v = cookie('corral_csrf');
+  if (!v || typeof caches === 'undefined') return;
+  try {
+    await (await caches.open(CSRF_CACHE)).put(CSRF_KEY, new Response(v));
+  } catch {
+    /* no Cache API here: cookieStore may do */
+  }
+}
+
+/** Logged out: the service worker's answers stop. */
+export async function forgetCSRF(): Promise<void> {
+  if (typeof caches === 'undefined') return;
+  try {
+    await caches.delete(CSRF_CACHE);
+  } catch {
+    /* nothing kept */
+  }
 }
 
 export async function requestNotificationPermission(): Promise<PermissionState> {
@@ -72,6 +98,23 @@ export function notifyEvent(n: Notice): void {
   if (!looking && pushEnabled.value) return;
   // The push's title: machine/session on a hub, and what happened.
   const title = n.title;
+  const s = sessionsById.value[id];
+  const actions = s ? notificationActions(s) : [];
+  if (actions.length > 0 && 'serviceWorker' in navigator) {
+    // Buttons need the service worker's notification; a press answers there (sw.ts).
+    void registerSW().then((r) =>
+      r?.showNotification(title, {
+        body,
+        tag: `corral-${id}`,
+        icon: '/icon-192.png',
+        badge: '/icon-192.png',
+        requireInteraction: true,
+        data: { session_id: id, url: `/#/s/${encodeURIComponent(id)}`, dialog_id: s?.waiting_for?.dialog_id ?? '', title },
+        actions,
+      } as NotificationOptions),
+    );
+    return;
+  }
   try {
     const shown = new Notification(title, {
       body,
@@ -95,6 +138,30 @@ export function notifyEvent(n: Notice): void {
       }),
     );
   }
+}
+
+/**
+ * The answers a dialog takes from a notification's buttons, as the server's
+ * pushes carry them (internal/notify actionsFor): Allow and Deny for a
+ * permission, a one-question single-choice question's plain options. None
+ * without the dialog's id: an answer must name it.
+ */
+export function notificationActions(s: Session): { action: string; title: string }[] {
+  const w = s.waiting_for;
+  if (s.status !== 'needs-input' || !w || !w.dialog_id) return [];
+  if (w.kind === 'permission') {
+    return [
+      { action: 'yes', title: 'Allow' },
+      { action: 'no', title: 'Deny' },
+    ];
+  }
+  if (w.kind === 'question' && !w.multi_select && (w.current ?? 0) >= 0 && (w.questions?.length ?? 0) <= 1) {
+    return (w.options ?? [])
+      .filter((o) => !o.text && !o.chat && o.number > 0 && o.label.trim())
+      .slice(0, 4)
+      .map((o) => ({ action: `option:${o.number}`, title: o.label.slice(0, 40) }));
+  }
+  return [];
 }
 
 /** base64url → bytes, for applicationServerKey. */
@@ -182,4 +249,51 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
       },
     );
   });
+}
+
+/**
+ * Settings' "Send a test": the server pushes to this account's browsers and
+ * posts to the webhook; with desktop notifications allowed and no push here,
+ * this page shows one itself.
+ */
+export async function sendTestNotification(): Promise<void> {
+  await api.pushTest();
+  if (typeof Notification === 'undefined' || Notification.permission !== 'granted' || pushEnabled.value) return;
+  const reg = await registerSW();
+  const body = "A test notification: this browser shows corral's alerts while the page is open.";
+  if (reg) await reg.showNotification('corral', { body, tag: 'corral-test', icon: '/icon-192.png' });
+  else new Notification('corral', { body, tag: 'corral-test', icon: '/icon-192.png' });
+}
+
+// The first visit's offer to turn notifications on, asked once per browser.
+const OFFER_KEY = 'corral.notify.offered';
+
+/** Whether to offer notifications: never asked here, and the browser could show them. */
+export const offerNotifications = signal(false);
+
+export function checkNotificationOffer(): void {
+  let asked = true;
+  try {
+    asked = localStorage.getItem(OFFER_KEY) === '1';
+  } catch {
+    /* no storage: do not nag */
+  }
+  offerNotifications.value = !asked && notifPermission.value === 'default';
+}
+
+/** The offer was answered (either way): it does not come back. */
+export function dismissNotificationOffer(): void {
+  offerNotifications.value = false;
+  try {
+    localStorage.setItem(OFFER_KEY, '1');
+  } catch {
+    /* this page only */
+  }
+}
+
+/** "Turn on" in the offer: push where the browser has it, else desktop notifications. */
+export async function acceptNotificationOffer(): Promise<void> {
+  dismissNotificationOffer();
+  if (pushSupported && config.value.vapid_public_key) await enablePush();
+  else await requestNotificationPermission();
 }

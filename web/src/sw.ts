@@ -1,8 +1,17 @@
 /// <reference lib="webworker" />
-// corral's service worker: Web Push notifications and their clicks. It caches
-// nothing (the server sets cache headers; the UI needs the live server anyway).
+// corral's service worker: Web Push notifications, their buttons and their
+// clicks. It caches nothing (the server sets cache headers; the UI needs the
+// live server anyway).
+
+import { ops } from './api.gen';
 
 const sw = self as unknown as ServiceWorkerGlobalScope;
+
+/** A notification's button, as internal/notify's Message.Actions says. */
+interface PushAction {
+  action: string;
+  title: string;
+}
 
 interface PushPayload {
   title?: string;
@@ -10,7 +19,25 @@ interface PushPayload {
   session_id?: string;
   url?: string;
   tag?: string;
+  dialog_id?: string;
+  kind?: string;
+  actions?: PushAction[];
 }
+
+/** What a notification keeps for its click. */
+interface NoteData {
+  url: string;
+  session_id: string;
+  dialog_id: string;
+  title: string;
+}
+
+/** Where the page leaves the CSRF value for a browser without cookieStore (notify.ts). */
+const CSRF_CACHE = 'corral-sw';
+const CSRF_KEY = '/__corral/csrf';
+
+// What an action may be: yes, no, or option:N (a dialog's option number).
+const ACTION = /^(yes|no|option:([1-9][0-9]?))$/;
 
 sw.addEventListener('install', () => {
   void sw.skipWaiting();
@@ -29,40 +56,128 @@ sw.addEventListener('push', (e) => {
       p = { body: e.data.text() };
     }
   }
-  const url = p.url || (p.session_id ? `/#/s/${encodeURIComponent(p.session_id)}` : '/');
   e.waitUntil(
     (async () => {
       // A page that is visible shows its own notification for the same event.
       const wins = await sw.clients.matchAll({ type: 'window', includeUncontrolled: true });
       if (wins.some((c) => c.visibilityState === 'visible' && c.focused)) return;
-      await sw.registration.showNotification(p.title || 'corral', {
-        body: p.body || '',
-        tag: p.tag || (p.session_id ? `corral-${p.session_id}` : undefined),
-        icon: '/icon-192.png',
-        badge: '/icon-192.png',
-        data: { url, session_id: p.session_id || '' },
-      });
+      await show(p);
     })(),
   );
 });
+
+function str(v: unknown, max: number): string {
+  return typeof v === 'string' ? v.slice(0, max) : '';
+}
+
+/** Show a push: its text, and its answers as buttons when it names its dialog. */
+function show(p: PushPayload): Promise<void> {
+  const sid = str(p.session_id, 200);
+  const url = str(p.url, 2000) || (sid ? `/#/s/${encodeURIComponent(sid)}` : '/');
+  const dialog = str(p.dialog_id, 200);
+  const max = (Notification as unknown as { maxActions?: number }).maxActions ?? 2;
+  const actions =
+    dialog && Array.isArray(p.actions)
+      ? p.actions
+          .filter((a) => a && ACTION.test(str(a.action, 20)) && str(a.title, 60))
+          .slice(0, max)
+          .map((a) => ({ action: a.action, title: str(a.title, 60) }))
+      : [];
+  const title = str(p.title, 200) || 'corral';
+  const data: NoteData = { url, session_id: sid, dialog_id: dialog, title };
+  // `actions` is in the Notifications spec but not in TypeScript's lib.
+  const opts: NotificationOptions & { actions?: { action: string; title: string }[] } = {
+    body: str(p.body, 1000),
+    tag: str(p.tag, 200) || (sid ? `corral-${sid}` : undefined),
+    icon: '/icon-192.png',
+    badge: '/icon-192.png',
+    data,
+    requireInteraction: actions.length > 0,
+  };
+  if (actions.length) opts.actions = actions;
+  return sw.registration.showNotification(title, opts);
+}
+
+/** The CSRF value the API wants with a POST: the cookie, else what the page left. */
+async function csrf(): Promise<string> {
+  const store = (sw as unknown as { cookieStore?: { get(name: string): Promise<{ value?: string } | null> } }).cookieStore;
+  if (store) {
+    try {
+      const c = await store.get('corral_csrf');
+      if (c?.value) return c.value;
+    } catch {
+      /* fall back */
+    }
+  }
+  try {
+    const r = await (await caches.open(CSRF_CACHE)).match(CSRF_KEY);
+    if (r) return (await r.text()).slice(0, 200);
+  } catch {
+    /* none */
+  }
+  return '';
+}
+
+/**
+ * Answer the notification's dialog as the dashboard does (the answer op, with
+ * the dialog's id: a newer dialog refuses it), then say what happened in
+ * the same notification's place.
+ */
+async function answer(d: NoteData, action: string): Promise<void> {
+  const m = ACTION.exec(action);
+  if (!m || !d.session_id || !d.dialog_id) return;
+  const body: { dialog: string; choice?: string; option?: number } = { dialog: d.dialog_id };
+  if (m[2]) body.option = Number(m[2]);
+  else body.choice = action;
+  let said: string;
+  try {
+    const res = await fetch(ops.answer.path.replace('{id}', encodeURIComponent(d.session_id)), {
+      method: ops.answer.method,
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-Corral-CSRF': await csrf() },
+      body: JSON.stringify(body),
+      credentials: 'same-origin',
+      cache: 'no-store',
+    });
+    const r = (await res.json().catch(() => ({}))) as { answered?: unknown; code?: unknown; error?: unknown };
+    if (res.ok) said = `Answered: ${str(r.answered, 200) || action}`;
+    else if (r.code === 'stale_dialog') said = 'Not answered: that dialog is no longer open';
+    else if (res.status === 401 || res.status === 403) said = 'Not answered: open corral and log in';
+    else said = `Not answered: ${str(r.error, 200) || str(r.code, 50) || res.status}`;
+  } catch {
+    said = 'Not answered: corral is not reachable';
+  }
+  const clients = await sw.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  for (const c of clients) c.postMessage({ type: 'answered', session_id: d.session_id, text: said });
+  await sw.registration.showNotification(d.title, {
+    body: said,
+    tag: `corral-${d.session_id}`,
+    icon: '/icon-192.png',
+    badge: '/icon-192.png',
+    data: { ...d, dialog_id: '' } satisfies NoteData,
+  });
+}
+
+/** Focus a corral window on the session, or open one. */
+async function open(d: Partial<NoteData>): Promise<void> {
+  const url = new URL(d.url || '/', sw.location.origin).href;
+  const wins = await sw.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const same = wins.find((c) => new URL(c.url).origin === sw.location.origin);
+  if (same) {
+    await same.focus();
+    if (d.session_id) same.postMessage({ type: 'open', session_id: d.session_id });
+    else if ('navigate' in same) await same.navigate(url);
+    return;
+  }
+  await sw.clients.openWindow(url);
+}
 
 sw.addEventListener('notificationclick', (e) => {
   e.notification.close();
-  const data = (e.notification.data || {}) as { url?: string; session_id?: string };
-  const url = new URL(data.url || '/', sw.location.origin).href;
-  e.waitUntil(
-    (async () => {
-      const wins = await sw.clients.matchAll({ type: 'window', includeUncontrolled: true });
-      const same = wins.find((c) => new URL(c.url).origin === sw.location.origin);
-      if (same) {
-        await same.focus();
-        if (data.session_id) same.postMessage({ type: 'open', session_id: data.session_id });
-        else if ('navigate' in same) await same.navigate(url);
-        return;
-      }
-      await sw.clients.openWindow(url);
-    })(),
-  );
+  const d = (e.notification.data || {}) as Partial<NoteData>;
+  const work = e.action && e.action !== 'open' ? answer(d as NoteData, e.action) : open(d);
+  try {
+    e.waitUntil(work);
+  } catch {
+    // An event a test dispatched (not the browser) cannot be extended; the work runs anyway.
+  }
 });
-
-export {};

@@ -14,6 +14,13 @@ export type {
   DownloadResult,
   Field,
   FileEdit,
+  GitDiff,
+  GitDiffRequest,
+  GitFile,
+  GitFileDiff,
+  GitStatus,
+  GitSummary,
+  KillRequest,
   Kind,
   Notification,
   Option,
@@ -71,7 +78,8 @@ export interface NotificationEntry {
   device?: string;
   session_id: string;
   session_name: string;
-  reason: string;
+  /** The session's state that the notification is about. */
+  reason: Status;
   message: string;
   /** Client side: came from a live event on this page. */
   live?: boolean;

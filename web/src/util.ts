@@ -53,9 +53,9 @@ export function setHome(h: string | undefined): void {
 /** Shorten a path with ~ for the home directory (given by the server, or guessed). */
 export function shortDir(p: string): string {
   if (!p) return '';
-  if (homeDir && (p === homeDir || p.startsWith(homeDir + '/'))) return '~' + p.slice(homeDir.length);
+  if (homeDir && (p === homeDir || p.startsWith(`${homeDir}/`))) return `~${p.slice(homeDir.length)}`;
   const m = /^(\/home\/[^/]+|\/Users\/[^/]+|\/root)(\/.*)?$/.exec(p);
-  if (m) return '~' + (m[2] ?? '');
+  if (m) return `~${m[2] ?? ''}`;
   return p;
 }
 
@@ -152,7 +152,7 @@ export function activity(s: Session): string {
     }
     if (w.kind === 'elicitation') return w.message || 'Needs input';
     const summary = w.tool ? toolSummary(w.tool, w.input) : '';
-    return w.tool ? `Wants ${w.tool}${summary ? ': ' + summary : ''}` : w.message || 'Needs permission';
+    return w.tool ? `Wants ${w.tool}${summary ? `: ${summary}` : ''}` : w.message || 'Needs permission';
   }
   if (s.compacting) return 'Compacting…';
   if (s.status === 'busy' && s.current_tool) return `Running ${s.current_tool}`;
@@ -165,7 +165,10 @@ export function activity(s: Session): string {
 export function subagentsTitle(s: Session): string {
   const subs = s.subagents ?? [];
   return subs
-    .map((a) => `${a.description || a.type || 'subagent'}${a.type && a.description ? ` (${a.type})` : ''}${a.background ? ', in the background' : ''}`)
+    .map(
+      (a) =>
+        `${a.description || a.type || 'subagent'}${a.type && a.description ? ` (${a.type})` : ''}${a.background ? ', in the background' : ''}`,
+    )
     .join('\n');
 }
 
@@ -237,7 +240,7 @@ export function pretty(v: unknown): string {
 
 export function oneLine(s: string, max = 200): string {
   const t = s.replace(/\s+/g, ' ').trim();
-  return t.length > max ? t.slice(0, max - 1) + '…' : t;
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 
 export const isNarrow = () => window.matchMedia('(max-width: 767.98px)').matches;
@@ -256,4 +259,17 @@ export function debounce<A extends unknown[]>(fn: (...a: A) => void, ms: number)
     t = undefined;
   };
   return f;
+}
+
+/** Markdown as plain text, for one line of a notification: no markers, links as their text. */
+export function plainText(md: string): string {
+  return md
+    .replace(/```[^\n]*\n?/g, '')
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/`([^`]*)`/g, '$1')
+    .replace(/(\*\*|__)(.+?)\1/g, '$2')
+    .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,!?:;]|$)/g, '$1$2')
+    .replace(/^\s{0,3}(#{1,6}\s+|>\s?|[-*+]\s+\[[ xX]\]\s+|[-*+]\s+|\d+[.)]\s+)/gm, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }

@@ -14,13 +14,21 @@ import {
   selectedId,
   settingsOpen,
   sidebarOpen,
+  switcherOpen,
 } from '../store';
 import { dialogSummary } from '../dialog';
 import { Icon } from './Icon';
 import { NewSessionDialog } from './NewSession';
-import { Bell, BellDrawer, ConnIndicator, HelpDialog, Login, SettingsPanel, Toasts } from './Panels';
+import { Bell, BellDrawer } from './Bell';
+import { ConnIndicator } from './ConnIndicator';
+import { HelpDialog } from './HelpDialog';
+import { Login } from './Login';
+import { SettingsPanel } from './Settings';
+import { NotifyOffer } from './NotifyOffer';
+import { QuickSwitcher } from './QuickSwitcher';
+import { Toasts } from './Toasts';
 import { SessionView } from './SessionView';
-import { Counts, NewSessionButton, SessionList, Sidebar } from './Sidebar';
+import { Counts, ListTools, NewSessionButton, SessionList, Sidebar } from './Sidebar';
 
 export function App() {
   const n = attention.value.length;
@@ -47,6 +55,7 @@ export function App() {
   return (
     <div class={`app${isNarrow ? ' narrow' : ''}`}>
       <TopBar />
+      <NotifyOffer />
       <div class="body">
         {!isNarrow && <Sidebar />}
         <main class="main" id="main">
@@ -58,6 +67,7 @@ export function App() {
             <div class="empty muted">Loading…</div>
           ) : isNarrow ? (
             <div class="home">
+              <ListTools />
               <SessionList />
             </div>
           ) : (
@@ -70,6 +80,7 @@ export function App() {
       {bellOpen.value && <BellDrawer />}
       {settingsOpen.value && <SettingsPanel />}
       {helpOpen.value && <HelpDialog />}
+      {switcherOpen.value && <QuickSwitcher />}
       <Toasts />
     </div>
   );
@@ -91,6 +102,7 @@ function TopBar() {
           <Icon name="menu" size={20} />
         </button>
       )}
+      {/* biome-ignore lint/a11y/useValidAnchor: a real link home (it opens in a new tab too); a click stays in the page */}
       <a
         class="brand"
         href="#/"
@@ -108,7 +120,14 @@ function TopBar() {
       <ConnIndicator />
       {isNarrow && <NewSessionButton compact />}
       <Bell />
-      <button type="button" class="icon-btn" aria-label="Settings" data-testid="settings-button" title="Settings (,)" onClick={() => (settingsOpen.value = true)}>
+      <button
+        type="button"
+        class="icon-btn"
+        aria-label="Settings"
+        data-testid="settings-button"
+        title="Settings (,)"
+        onClick={() => (settingsOpen.value = true)}
+      >
         <Icon name="gear" size={18} />
       </button>
     </header>
@@ -176,7 +195,7 @@ function iconURL(kind: string): string {
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="14" fill="#151922"/>` +
     `<circle cx="32" cy="32" r="21" fill="none" stroke="#6ea8ff" stroke-width="4" stroke-dasharray="7.7 3.3"/>` +
     `<circle cx="48" cy="16" r="15" fill="${BADGE[kind]}" stroke="#151922" stroke-width="4"/></svg>`;
-  return 'data:image/svg+xml,' + encodeURIComponent(svg);
+  return `data:image/svg+xml,${encodeURIComponent(svg)}`;
 }
 
 // A new favicon costs the browser a few ms of main thread, and statuses can

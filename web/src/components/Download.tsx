@@ -24,9 +24,7 @@ function describe(e: unknown): Outcome {
         kind: 'error',
         status: 403,
         code: e.code,
-        title: /leaves the directory|escape/i.test(m)
-          ? "That file name points outside the session's folder"
-          : 'Access was refused',
+        title: /leaves the directory|escape/i.test(m) ? "That file name points outside the session's folder" : 'Access was refused',
         message: m,
       };
     case 400:
@@ -79,8 +77,8 @@ export function DownloadDialog(props: { s: Session; close: () => void }) {
       >
         <p class="muted small">
           Into <code title={s.dir}>{shortDir(s.dir)}</code>
-          {s.device ? ` on ${s.device}` : ''}: the machine fetches it (a presigned http(s) URL, or s3://bucket/key with its
-          own credentials).
+          {s.device ? ` on ${s.device}` : ''}: the machine fetches it (a presigned http(s) URL, or s3://bucket/key with its own
+          credentials).
         </p>
         <label class="field">
           <span>URL</span>
@@ -165,7 +163,14 @@ function OutcomeView(props: { out: Outcome; busy: boolean; replace: () => void }
     );
   }
   return (
-    <div class="dl-result dl-error" role="alert" data-testid="download-result" data-state="error" data-status={String(o.status)} data-code={o.code}>
+    <div
+      class="dl-result dl-error"
+      role="alert"
+      data-testid="download-result"
+      data-state="error"
+      data-status={String(o.status)}
+      data-code={o.code}
+    >
       <div class="dl-result-main">
         <strong>{o.title}</strong>
         <div class="muted small">{o.message}</div>

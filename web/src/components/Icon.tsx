@@ -1,5 +1,5 @@
 // Small inline icons (stroke, currentColor).
-const P: Record<string, string> = {
+const P = {
   menu: 'M3 6h18M3 12h18M3 18h18',
   bell: 'M6 8a6 6 0 1 1 12 0c0 7 3 9 3 9H3s3-2 3-9M10.3 21a1.94 1.94 0 0 0 3.4 0',
   plus: 'M12 5v14M5 12h14',
@@ -20,10 +20,17 @@ const P: Record<string, string> = {
   download: 'M12 3v12M7 10l5 5 5-5M5 21h14',
   monitor: 'M3 4h18v12H3zM8 20h8M12 16v4',
   agents: 'M6 3v12M18 9a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM6 21a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM18 9a9 9 0 0 1-9 9',
-  offline: 'M2 2l20 20M8.5 16.5a5 5 0 0 1 7 0M5 12.9a10 10 0 0 1 5.2-2.8M19 12.9a10 10 0 0 0-2.1-1.6M2 8.8a15 15 0 0 1 4.2-2.6M22 8.8A15 15 0 0 0 10.7 5.1M12 20h.01',
-};
+  pin: 'M12 17v5M9 10.76V6h6v4.76l2 3.24H7zM8 2h8',
+  git: 'M6 3v12M18 9a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM6 21a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM18 9a9 9 0 0 1-9 9',
+  search: 'M11 19a8 8 0 1 0 0-16 8 8 0 0 0 0 16zM21 21l-4.35-4.35',
+  offline:
+    'M2 2l20 20M8.5 16.5a5 5 0 0 1 7 0M5 12.9a10 10 0 0 1 5.2-2.8M19 12.9a10 10 0 0 0-2.1-1.6M2 8.8a15 15 0 0 1 4.2-2.6M22 8.8A15 15 0 0 0 10.7 5.1M12 20h.01',
+} satisfies Record<string, string>;
 
-export function Icon(props: { name: keyof typeof P | string; size?: number; class?: string }) {
+/** The icons there are: a misspelt name fails the type check. */
+export type IconName = keyof typeof P;
+
+export function Icon(props: { name: IconName; size?: number; class?: string }) {
   const s = props.size ?? 16;
   return (
     <svg
@@ -39,7 +46,7 @@ export function Icon(props: { name: keyof typeof P | string; size?: number; clas
       aria-hidden="true"
       focusable="false"
     >
-      <path d={P[props.name] ?? ''} />
+      <path d={P[props.name]} />
     </svg>
   );
 }

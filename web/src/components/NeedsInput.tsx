@@ -94,7 +94,7 @@ export function NeedsInputCard(props: {
 
   // Esc names the dialog too once it is read (the agent presses Escape only
   // where the dialog offers it); before, it is the raw key.
-  const escape = () => {
+  const sendEscape = () => {
     if (busy || off) return;
     if (dialog) {
       send({ cancel: true }, 'Esc');
@@ -156,7 +156,7 @@ export function NeedsInputCard(props: {
           title={kind === 'trust' ? 'Press Esc: Claude exits without trusting the folder' : 'Press Esc: Claude cancels the dialog'}
           disabled={busy !== null || off}
           data-testid="dialog-esc"
-          onClick={escape}
+          onClick={sendEscape}
         >
           {busy === 'Esc' ? 'Esc …' : kind === 'trust' ? 'Esc (exit Claude)' : 'Esc (cancel)'}
         </button>
@@ -190,7 +190,16 @@ function isTextEntry(t: EventTarget | null): boolean {
 // dialog disabled drops the focus to the page; keys typed on would land on
 // the card's first option, and Enter or Space there would answer.
 let lastTextKey = 0;
-window.addEventListener('keydown', (e) => isTextEntry(e.target) && (lastTextKey = Date.now()), true);
+/** Track typing in text fields (called once, from main.tsx). */
+export function startTypingTracker(): void {
+  window.addEventListener(
+    'keydown',
+    (e) => {
+      if (isTextEntry(e.target)) lastTextKey = Date.now();
+    },
+    true,
+  );
+}
 const TYPING_MS = 3000;
 
 /** Whether the person is typing in a text field (or the terminal) outside the card, or was a moment ago. */
@@ -383,7 +392,8 @@ function Answers(props: {
     return (
       <div class="needs-options" role="group" aria-label="Answers">
         {options.map((o, i) => button(o, i === 0))}
-        {fb && (props.promptBoxAnswers && !props.compact ? <PromptBoxPointer o={fb} /> : textField(fb, 'Or tell Claude what to do instead'))}
+        {fb &&
+          (props.promptBoxAnswers && !props.compact ? <PromptBoxPointer o={fb} /> : textField(fb, 'Or tell Claude what to do instead'))}
       </div>
     );
   }
@@ -399,18 +409,10 @@ function Answers(props: {
  * An MCP server's form: its fields as drawn, then its buttons. Accept
  * (the first) sends the fields; the others answer as they are.
  */
-function ElicitationForm(props: {
-  w: Waiting;
-  disabled: boolean;
-  busy: string | null;
-  send: Send;
-  guard: (e: MouseEvent) => boolean;
-}) {
+function ElicitationForm(props: { w: Waiting; disabled: boolean; busy: string | null; send: Send; guard: (e: MouseEvent) => boolean }) {
   const { w, disabled, send, guard } = props;
   const fields = w.fields ?? [];
-  const [values, setValues] = useState<Record<string, string>>(() =>
-    Object.fromEntries(fields.map((f) => [f.name, f.value ?? ''])),
-  );
+  const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(fields.map((f) => [f.name, f.value ?? ''])));
   const set = (name: string, v: string) => setValues((x) => ({ ...x, [name]: v }));
   const options = w.options ?? [];
   const accept = options.find((o) => /^accept/i.test(o.label)) ?? options[0];
@@ -432,9 +434,23 @@ function ElicitationForm(props: {
               {f.missing ? ' *' : ''}
             </label>
             {f.kind === 'boolean' ? (
-              <input id={id} type="checkbox" checked={v === 'true'} disabled={disabled} data-answer onChange={(e) => set(f.name, (e.target as HTMLInputElement).checked ? 'true' : 'false')} />
+              <input
+                id={id}
+                type="checkbox"
+                checked={v === 'true'}
+                disabled={disabled}
+                data-answer
+                onChange={(e) => set(f.name, (e.target as HTMLInputElement).checked ? 'true' : 'false')}
+              />
             ) : f.kind === 'choice' && f.choices && f.choices.length > 0 ? (
-              <select id={id} class="input" value={v} disabled={disabled} data-answer onChange={(e) => set(f.name, (e.target as HTMLSelectElement).value)}>
+              <select
+                id={id}
+                class="input"
+                value={v}
+                disabled={disabled}
+                data-answer
+                onChange={(e) => set(f.name, (e.target as HTMLSelectElement).value)}
+              >
                 <option value="">(not set)</option>
                 {f.choices.map((c) => (
                   <option key={c} value={c}>
@@ -443,7 +459,16 @@ function ElicitationForm(props: {
                 ))}
               </select>
             ) : (
-              <input id={id} class="input" type="text" value={v} maxLength={4000} disabled={disabled} data-answer onInput={(e) => set(f.name, (e.target as HTMLInputElement).value)} />
+              <input
+                id={id}
+                class="input"
+                type="text"
+                value={v}
+                maxLength={4000}
+                disabled={disabled}
+                data-answer
+                onInput={(e) => set(f.name, (e.target as HTMLInputElement).value)}
+              />
             )}
             {f.description && <span class="opt-desc">{f.description}</span>}
           </div>
@@ -452,7 +477,14 @@ function ElicitationForm(props: {
       <div class="needs-options">
         {options.map((o) =>
           o === accept ? (
-            <button key={o.number} type="submit" class="btn btn-primary opt-btn" data-option={o.number} disabled={disabled} aria-label={o.label}>
+            <button
+              key={o.number}
+              type="submit"
+              class="btn btn-primary opt-btn"
+              data-option={o.number}
+              disabled={disabled}
+              aria-label={o.label}
+            >
               {o.label}
             </button>
           ) : (
@@ -526,7 +558,7 @@ function TextOption(props: {
           disabled={props.disabled}
           data-answer
           data-testid="option-text"
-          placeholder={o.label.replace(/\.$/, '') + '…'}
+          placeholder={`${o.label.replace(/\.$/, '')}…`}
           onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
         />
         {props.onSubmit && (
@@ -553,7 +585,9 @@ function PromptBoxPointer(props: { o: Option }) {
         type="button"
         class="link-btn"
         data-testid="to-prompt-box"
-        onClick={() => requestAnimationFrame(() => document.querySelector<HTMLTextAreaElement>('textarea[data-testid="prompt-box"]')?.focus())}
+        onClick={() =>
+          requestAnimationFrame(() => document.querySelector<HTMLTextAreaElement>('textarea[data-testid="prompt-box"]')?.focus())
+        }
       >
         tell Claude what to do instead
       </button>{' '}

@@ -189,7 +189,13 @@ function DirPicker(props: { device: string; back?: () => void; onUse: (path: str
             <Icon name="back" />
           </button>
         )}
-        <input class="input" value={typed} aria-label="Path" placeholder="/path/to/project" onInput={(e) => setTyped((e.target as HTMLInputElement).value)} />
+        <input
+          class="input"
+          value={typed}
+          aria-label="Path"
+          placeholder="/path/to/project"
+          onInput={(e) => setTyped((e.target as HTMLInputElement).value)}
+        />
         <button type="submit" class="btn">
           Go
         </button>
@@ -204,7 +210,12 @@ function DirPicker(props: { device: string; back?: () => void; onUse: (path: str
           {crumbs.map((c, i) => (
             <span key={c.path}>
               {i > 1 && <span class="crumb-sep">/</span>}
-              <button type="button" class="crumb" aria-current={i === crumbs.length - 1 ? 'location' : undefined} onClick={() => load(c.path)}>
+              <button
+                type="button"
+                class="crumb"
+                aria-current={i === crumbs.length - 1 ? 'location' : undefined}
+                onClick={() => load(c.path)}
+              >
                 {c.name}
               </button>
             </span>
@@ -217,7 +228,13 @@ function DirPicker(props: { device: string; back?: () => void; onUse: (path: str
         </div>
       )}
       <div class="dir-tools">
-        <input class="input input-small" value={filter} placeholder="Filter" aria-label="Filter folders" onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+        <input
+          class="input input-small"
+          value={filter}
+          placeholder="Filter"
+          aria-label="Filter folders"
+          onInput={(e) => setFilter((e.target as HTMLInputElement).value)}
+        />
         <label class="check">
           <input type="checkbox" checked={hidden} onChange={(e) => setHidden((e.target as HTMLInputElement).checked)} /> hidden
         </label>
@@ -238,7 +255,13 @@ function DirPicker(props: { device: string; back?: () => void; onUse: (path: str
         <span class="muted small dir-current" title={listing?.path}>
           {listing ? shortDir(listing.path) : ''}
         </span>
-        <button type="button" class="btn btn-primary" disabled={!listing || loading} onClick={() => listing && props.onUse(listing.path)} data-testid="use-folder">
+        <button
+          type="button"
+          class="btn btn-primary"
+          disabled={!listing || loading}
+          onClick={() => listing && props.onUse(listing.path)}
+          data-testid="use-folder"
+        >
           Use this folder
         </button>
       </div>
@@ -255,6 +278,9 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
   const [rerr, setRerr] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
+  // A new git worktree of the folder's repository, on a new branch (docs/git.md).
+  const [inWorktree, setInWorktree] = useState(false);
+  const [branch, setBranch] = useState('');
 
   useEffect(() => {
     api
@@ -273,6 +299,11 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
     if (name.trim()) body.name = name.trim();
     if (choice.kind === 'shell') body.shell = true;
     if (choice.kind === 'resume') body.resume = choice.id;
+    if (inWorktree && choice.kind !== 'resume') {
+      body.worktree = { branch: branch.trim() };
+      // Named after the branch unless the person named it.
+      if (name.trim() === baseName(props.dir)) delete body.name;
+    }
     if (props.device) body.device = props.device;
     // A first guess at the size; the terminal fits itself when it attaches.
     const main = document.querySelector('.main');
@@ -303,12 +334,7 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
     const where = r?.running_in ? r.running_name || r.running_in : '';
     return (
       <div class={`choice-row${running ? ' running' : ''}`} key={r?.id ?? testid}>
-        <label
-          class={`choice${on ? ' on' : ''}`}
-          data-testid={testid}
-          data-id={r?.id}
-          data-running={running ? 'true' : undefined}
-        >
+        <label class={`choice${on ? ' on' : ''}`} data-testid={testid} data-id={r?.id} data-running={running ? 'true' : undefined}>
           <input type="radio" name="start" checked={on} onChange={() => setChoice(c)} />
           <span class="choice-main">
             <span class="choice-label">{label}</span>
@@ -357,7 +383,13 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
       </div>
       <label class="field">
         <span>Name</span>
-        <input class="input" value={name} maxLength={200} onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="new-session-name" />
+        <input
+          class="input"
+          value={name}
+          maxLength={200}
+          onInput={(e) => setName((e.target as HTMLInputElement).value)}
+          data-testid="new-session-name"
+        />
       </label>
       <fieldset class="choices">
         <legend>Start</legend>
@@ -365,7 +397,9 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
         {radio({ kind: 'shell' }, 'Plain shell', 'No Claude, just a terminal', 'choice-shell')}
         <div class="resume-head">Resume an earlier Claude session</div>
         {resumable === null && <div class="muted small">Looking for earlier sessions…</div>}
-        {resumable !== null && resumable.length === 0 && <div class="muted small">{rerr ? `Could not list them: ${rerr}` : 'None in this folder.'}</div>}
+        {resumable !== null && resumable.length === 0 && (
+          <div class="muted small">{rerr ? `Could not list them: ${rerr}` : 'None in this folder.'}</div>
+        )}
         <div class="resume-list">
           {resumable?.map((r) =>
             radio(
@@ -378,13 +412,49 @@ function StartForm(props: { device: string; dir: string; back: () => void; done:
           )}
         </div>
       </fieldset>
+      {choice.kind !== 'resume' && (
+        <fieldset class="choices worktree-choice">
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={inWorktree}
+              onChange={(e) => setInWorktree((e.target as HTMLInputElement).checked)}
+              data-testid="new-worktree"
+            />
+            <span>In a new git worktree of this repository</span>
+          </label>
+          {inWorktree && (
+            <label class="field">
+              <span>New branch</span>
+              <input
+                class="input input-mono"
+                value={branch}
+                maxLength={200}
+                placeholder="feature/my-change"
+                autoCapitalize="none"
+                spellcheck={false}
+                onInput={(e) => setBranch((e.target as HTMLInputElement).value)}
+                data-testid="worktree-branch"
+              />
+              <span class="muted small">
+                corral runs git worktree add in .claude/worktrees/ and starts there; the branch starts at HEAD.
+              </span>
+            </label>
+          )}
+        </fieldset>
+      )}
       {error && (
-        <div class="form-error" role="alert">
+        <div class="form-error" role="alert" data-testid="create-error">
           {error}
         </div>
       )}
       <div class="modal-actions">
-        <button type="submit" class="btn btn-primary" disabled={busy} data-testid="create-session">
+        <button
+          type="submit"
+          class="btn btn-primary"
+          disabled={busy || (inWorktree && choice.kind !== 'resume' && !branch.trim())}
+          data-testid="create-session"
+        >
           {busy ? 'Starting…' : choice.kind === 'resume' ? 'Resume' : 'Start'}
         </button>
       </div>

@@ -1,23 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, errorText } from '../api';
-import {
-  closeSession,
-  deviceNamed,
-  markViewed,
-  narrow,
-  now,
-  removeSession,
-  setTab,
-  tab,
-  toast,
-  toastError,
-  upsertSession,
-} from '../store';
+import { ApiError, api, errorText } from '../api';
+import { closeSession, deviceNamed, markViewed, narrow, now, removeSession, setTab, tab, toast, toastError, upsertSession } from '../store';
 import type { Tab } from '../store';
 import { dialogSummary, feedbackOption, hasDialog } from '../dialog';
 import type { Session } from '../types';
 import { ago, cost, modelName, shortDir, STATUS_LABEL, subagentsTitle, todosTitle } from '../util';
 import { DownloadDialog } from './Download';
+import { GitPanel } from './GitPanel';
 import { Icon } from './Icon';
 import { Modal } from './Modal';
 import { NeedsInputCard } from './NeedsInput';
@@ -31,7 +20,12 @@ export function SessionView(props: { s: Session }) {
   const t = tab.value;
   const [showUsage, setShowUsage] = useState(false);
   return (
-    <div class={`session-view${s.offline ? ' offline' : ''}`} data-session-id={s.id} data-status={s.status} data-offline={s.offline ? 'true' : undefined}>
+    <div
+      class={`session-view${s.offline ? ' offline' : ''}`}
+      data-session-id={s.id}
+      data-status={s.status}
+      data-offline={s.offline ? 'true' : undefined}
+    >
       <SessionHeader s={s} showUsage={showUsage} toggleUsage={() => setShowUsage(!showUsage)} />
       {s.offline && <OfflineBanner s={s} />}
       {showUsage && <UsagePanel s={s} />}
@@ -58,8 +52,8 @@ export function SessionView(props: { s: Session }) {
           document.getElementById(`tab-${next}`)?.focus();
         }}
       >
-        <TabButton tab="terminal" current={t} setTab={setTab} icon="term" label="Terminal" keys="g t" />
-        <TabButton tab="timeline" current={t} setTab={setTab} icon="list" label="Timeline" keys="g l" />
+        <TabButton tab="terminal" current={t} setTab={setTab} icon="term" label="Terminal" keys="g t" s={s} />
+        <TabButton tab="timeline" current={t} setTab={setTab} icon="list" label="Timeline" keys="g l" s={s} />
       </div>
       <div class="panels">
         <div class="panel" role="tabpanel" id="panel-terminal" aria-labelledby="tab-terminal" hidden={t !== 'terminal'}>
@@ -82,6 +76,7 @@ function TabButton(props: {
   icon: 'term' | 'list';
   label: string;
   keys: string;
+  s: Session;
 }) {
   const on = props.current === props.tab;
   return (
@@ -98,6 +93,10 @@ function TabButton(props: {
       onClick={() => props.setTab(props.tab)}
     >
       <Icon name={props.icon} size={14} /> {props.label}
+      {/* The session's state on each tab: a dialog shows from either. */}
+      <span class="tab-dot" data-testid={`tab-dot-${props.tab}`} data-status={props.s.status}>
+        <SessionDot s={props.s} />
+      </span>
     </button>
   );
 }
@@ -106,6 +105,7 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
   const s = props.s;
   const [editing, setEditing] = useState(false);
   const [killing, setKilling] = useState(false);
+  const [gitOpen, setGitOpen] = useState(false);
   const [downloading, setDownloading] = useState(false);
   const off = !!s.offline;
   const offTitle = 'The machine is offline';
@@ -161,6 +161,20 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
             <Icon name="chart" size={14} />
             {!narrow.value && ' Usage'}
           </button>
+          {s.git && (
+            <button
+              type="button"
+              class="btn btn-small btn-ghost"
+              onClick={() => setGitOpen(true)}
+              disabled={off}
+              data-testid="open-git"
+              title={off ? offTitle : 'Git: status and diff of this folder'}
+            >
+              <Icon name="git" size={14} />
+              {!narrow.value && ` ${s.git.branch || 'Git'}`}
+              {s.git.changed > 0 && <span class="row-changed"> ±{s.git.changed}</span>}
+            </button>
+          )}
           <button
             type="button"
             class="btn btn-small btn-ghost"
@@ -224,6 +238,7 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
         <WorkInfo s={s} />
       </div>
       {killing && <KillConfirm s={s} close={() => setKilling(false)} />}
+      {gitOpen && <GitPanel s={s} close={() => setGitOpen(false)} />}
       {downloading && <DownloadDialog s={s} close={() => setDownloading(false)} />}
     </header>
   );
@@ -337,8 +352,7 @@ function OfflineBanner(props: { s: Session }) {
       <Icon name="offline" size={16} />
       <span>
         <strong>{s.device || 'The machine'} is offline</strong>
-        {seen ? ` (last seen ${seen})` : ''}: showing the last known state ({STATUS_LABEL[s.status] ?? s.status}) until it is
-        back.
+        {seen ? ` (last seen ${seen})` : ''}: showing the last known state ({STATUS_LABEL[s.status] ?? s.status}) until it is back.
       </span>
     </div>
   );
@@ -403,19 +417,27 @@ function RenameField(props: { s: Session; done: () => void }) {
 }
 
 function KillConfirm(props: { s: Session; close: () => void }) {
+  const s = props.s;
   const [busy, setBusy] = useState(false);
-  const kill = () => {
+  // corral made this worktree for the session: killing it may remove it too (docs/git.md).
+  const [remove, setRemove] = useState(!!s.worktree);
+  const [dirty, setDirty] = useState('');
+  const kill = (force: boolean) => {
     setBusy(true);
     api
-      .kill(props.s.id)
+      .kill(s.id, remove && s.worktree ? { remove_worktree: true, force: force || undefined } : {})
       .then(() => {
-        removeSession(props.s.id);
+        removeSession(s.id);
         props.close();
         closeSession();
+        if (remove && s.worktree)
+          toast(`Removed the worktree ${shortDir(s.worktree.path)} (branch ${s.worktree.branch} stays)`, 'info', 4000);
       })
       .catch((e) => {
-        toastError('Kill failed')(e);
         setBusy(false);
+        // Uncommitted changes: nothing was done; say which, and offer to lose them.
+        if (e instanceof ApiError && e.code === 'worktree_dirty') setDirty(errorText(e));
+        else toastError('Kill failed')(e);
       });
   };
   return (
@@ -429,16 +451,42 @@ function KillConfirm(props: { s: Session; close: () => void }) {
           <button type="button" class="btn btn-cancel" onClick={props.close}>
             Cancel
           </button>
-          <button type="button" class="btn btn-danger" disabled={busy} onClick={kill} data-testid="kill-confirm">
+          {dirty && (
+            <button type="button" class="btn btn-danger-ghost" disabled={busy} onClick={() => kill(true)} data-testid="kill-force">
+              Remove anyway (loses the changes)
+            </button>
+          )}
+          <button type="button" class="btn btn-danger" disabled={busy} onClick={() => kill(false)} data-testid="kill-confirm">
             {busy ? 'Killing…' : 'Kill'}
           </button>
         </>
       }
     >
       <p>
-        <strong>{props.s.name}</strong> will be closed: its tmux session ends and whatever runs in it is stopped.
+        <strong>{s.name}</strong> will be closed: its tmux session ends and whatever runs in it is stopped.
       </p>
-      <p class="muted small">{shortDir(props.s.dir)}</p>
+      <p class="muted small">{shortDir(s.dir)}</p>
+      {s.worktree && (
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={remove}
+            onChange={(e) => {
+              setRemove((e.target as HTMLInputElement).checked);
+              setDirty('');
+            }}
+            data-testid="kill-remove-worktree"
+          />
+          <span>
+            Also remove its worktree (<code>{shortDir(s.worktree.path)}</code>); the branch <code>{s.worktree.branch}</code> stays
+          </span>
+        </label>
+      )}
+      {dirty && (
+        <p class="form-error" role="alert" data-testid="worktree-dirty">
+          Not killed: {dirty}. Commit or stash them, untick the box to keep the worktree, or remove it anyway.
+        </p>
+      )}
     </Modal>
   );
 }

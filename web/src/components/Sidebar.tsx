@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import {
   devicesLoaded,
+  filteredMachineGroups,
   loaded,
-  machineGroups,
   machineMode,
   multiUser,
   narrow,
@@ -11,11 +11,22 @@ import {
   openNewSession,
   openSession,
   selectedId,
+  pinnedSessions,
+  pins,
+  type ProjectGroup,
+  projectGroups,
+  type SortMode,
+  type StateFilter,
   sessions,
+  setSortMode,
+  sortMode,
+  stateFilter,
+  textFilter,
+  togglePin,
   type MachineGroup,
 } from '../store';
 import type { DeviceConflict, Session } from '../types';
-import { activity, ago, clock, parseTime, pct, rollup, shortDir, subagentsTitle, todosTitle } from '../util';
+import { activity, ago, clock, cost, parseTime, pct, rollup, shortDir, subagentsTitle, todosTitle } from '../util';
 import { Icon } from './Icon';
 import { NeedsInputCard } from './NeedsInput';
 import { SessionDot, StatusDot } from './StatusDot';
@@ -23,6 +34,8 @@ import { SessionDot, StatusDot } from './StatusDot';
 export function Counts() {
   const n = sessions.value.length;
   const need = needsYou.value.length;
+  // What the sessions listed here have cost so far (Claude's own count; a killed session's is gone).
+  const total = sessions.value.reduce((sum, s) => sum + (s.usage?.cost_usd ?? 0), 0);
   return (
     <div class="counts" aria-live="polite">
       <span>
@@ -32,6 +45,12 @@ export function Counts() {
         <span class="counts-need">
           {' · '}
           {need} need{need === 1 ? 's' : ''} you
+        </span>
+      )}
+      {total > 0 && (
+        <span class="counts-cost" data-testid="total-cost" title="The cost so far of the sessions listed here, as Claude counts it">
+          {' · '}
+          {cost(total)}
         </span>
       )}
     </div>
@@ -54,22 +73,63 @@ export function NewSessionButton(props: { compact?: boolean; testid?: string }) 
   );
 }
 
-/** The list of sessions; on a hub (several machines), grouped by machine, every machine shown. */
+/** Filter by text and state, and the "needs me first" sort. */
+export function ListTools() {
+  if (sessions.value.length === 0) return null;
+  return (
+    <div class="list-tools" data-testid="list-tools">
+      <input
+        class="input input-sm"
+        type="search"
+        placeholder="Filter"
+        aria-label="Filter sessions by name, folder or branch"
+        value={textFilter.value}
+        data-testid="filter-text"
+        onInput={(e) => (textFilter.value = (e.target as HTMLInputElement).value.slice(0, 200))}
+      />
+      <select
+        class="input input-sm"
+        aria-label="Show sessions in this state"
+        value={stateFilter.value}
+        data-testid="filter-state"
+        onChange={(e) => (stateFilter.value = (e.target as HTMLSelectElement).value as StateFilter)}
+      >
+        <option value="all">All</option>
+        <option value="attention">Needs me</option>
+        <option value="busy">Busy</option>
+        <option value="idle">Idle</option>
+        <option value="exited">Exited</option>
+      </select>
+      <select
+        class="input input-sm"
+        aria-label="Order"
+        value={sortMode.value}
+        data-testid="sort-mode"
+        onChange={(e) => setSortMode((e.target as HTMLSelectElement).value as SortMode)}
+      >
+        <option value="created">Oldest first</option>
+        <option value="needs">Needs me first</option>
+      </select>
+    </div>
+  );
+}
+
+/** The list of sessions: pinned ones, then by project; on a hub, grouped by machine, every machine shown. */
 export function SessionList() {
   const list = sessions.value;
   if (!loaded.value) {
     return <div class="list-empty">Loading sessions…</div>;
   }
   if (machineMode.value) {
-    const groups = machineGroups.value;
+    const groups = filteredMachineGroups.value;
     if (groups.length === 0) {
       return (
         <div class="list-empty">
           <p>{devicesLoaded.value || !multiUser.value ? 'No machines yet.' : 'Loading machines…'}</p>
           {devicesLoaded.value && (
             <p class="muted small">
-              Add one on the hub with <code>corral hub device add NAME --user USER</code>, then run <code>corral agent</code> on
-              it with the token that prints.
+              Add one on the hub with <code>corral hub device add NAME --user USER</code>, then run <code>corral agent</code> on it with the
+              token that prints.
             </p>
           )}
         </div>
@@ -91,12 +151,78 @@ export function SessionList() {
       </div>
     );
   }
+  const pinned = pinnedSessions.value;
+  const groups = projectGroups.value;
+  if (pinned.length === 0 && groups.length === 0) {
+    return (
+      <div class="list-empty">
+        <p>No session matches.</p>
+      </div>
+    );
+  }
   return (
-    <ul class="session-list" aria-label="Sessions">
-      {list.map((s) => (
-        <Row key={s.id} s={s} />
+    <div class="groups">
+      {pinned.length > 0 && (
+        <section class="group project-group" data-testid="pinned-group">
+          <h3 class="group-head">
+            <span class="group-toggle group-static">
+              <span class="group-name">Pinned</span>
+              <span class="group-count">{pinned.length}</span>
+            </span>
+          </h3>
+          <ul class="session-list" aria-label="Pinned sessions">
+            {pinned.map((s) => (
+              <Row key={s.id} s={s} />
+            ))}
+          </ul>
+        </section>
+      )}
+      {groups.map((g) => (
+        <ProjectSection key={g.key} g={g} />
       ))}
-    </ul>
+    </div>
+  );
+}
+
+/** One project (a repository, or a folder): its sessions, under a dot of the most urgent state. */
+function ProjectSection(props: { g: ProjectGroup }) {
+  const g = props.g;
+  const [open, setOpen] = useState(true);
+  const id = `proj-${g.key.replace(/\W+/g, '-')}`;
+  return (
+    <section
+      class="group project-group"
+      data-testid="project-group"
+      data-project={g.key}
+      data-status={g.status}
+      data-error={g.error ? 'true' : undefined}
+    >
+      <h3 class="group-head">
+        <button
+          type="button"
+          class="group-toggle"
+          aria-expanded={open}
+          aria-controls={id}
+          title={shortDir(g.key)}
+          data-testid="project-toggle"
+          onClick={() => setOpen(!open)}
+        >
+          <Icon name="chevron" class={open ? 'rot90' : ''} size={12} />
+          <span class="group-name">{g.name}</span>
+          <span data-testid="project-dot" data-status={g.status}>
+            <StatusDot status={g.status} error={g.error} />
+          </span>
+          <span class="group-count">{g.list.length}</span>
+        </button>
+      </h3>
+      {open && (
+        <ul class="session-list" id={id} aria-label={`Sessions in ${g.name}`}>
+          {g.list.map((s) => (
+            <Row key={s.id} s={s} />
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }
 
@@ -198,6 +324,7 @@ function Row(props: { s: Session }) {
   const needs = s.status === 'needs-input';
   const subs = s.subagents?.length ?? 0;
   const todos = s.todos;
+  const pinned = pins.value.includes(s.id);
   return (
     <li class={`row-wrap${isSel ? ' selected' : ''}${off ? ' offline' : ''}`}>
       <div class="row-box">
@@ -235,7 +362,12 @@ function Row(props: { s: Session }) {
                   </span>
                 )}
                 {subs > 0 && (
-                  <span class="row-subagents" data-testid="row-subagents" title={subagentsTitle(s)} aria-label={`${subs} subagent${subs === 1 ? '' : 's'} running`}>
+                  <span
+                    class="row-subagents"
+                    data-testid="row-subagents"
+                    title={subagentsTitle(s)}
+                    aria-label={`${subs} subagent${subs === 1 ? '' : 's'} running`}
+                  >
                     <Icon name="agents" size={11} /> {subs}
                   </span>
                 )}
@@ -253,6 +385,18 @@ function Row(props: { s: Session }) {
             </span>
             <span class="row-dir" title={s.dir}>
               {shortDir(s.dir)}
+              {s.git && (
+                <span class="row-git" data-testid="row-git" title={gitTitle(s)}>
+                  {' · '}
+                  {s.git.branch || (s.git.detached ? 'detached' : '')}
+                  {s.git.changed > 0 && (
+                    <span class="row-changed" data-testid="row-changed">
+                      {' '}
+                      ±{s.git.changed}
+                    </span>
+                  )}
+                </span>
+              )}
             </span>
             {act && (
               <span class={`row-act${needs && !off ? ' act-needs' : ''}${s.error && !off ? ' act-error' : ''}`} title={act}>
@@ -261,6 +405,17 @@ function Row(props: { s: Session }) {
             )}
           </span>
         </a>
+        <button
+          type="button"
+          class={`icon-btn pin-btn${pinned ? ' pinned' : ''}`}
+          aria-pressed={pinned}
+          aria-label={pinned ? `Unpin ${s.name}` : `Pin ${s.name}`}
+          title={pinned ? 'Unpin' : 'Pin to the top'}
+          data-testid="pin"
+          onClick={() => togglePin(s.id)}
+        >
+          <Icon name="pin" size={13} />
+        </button>
         {needs && !isSel && !off && (
           <button
             type="button"
@@ -290,9 +445,22 @@ export function Sidebar() {
         <Counts />
         {!narrow.value && <NewSessionButton />}
       </div>
+      <ListTools />
       <div class="sidebar-list">
         <SessionList />
       </div>
     </nav>
   );
+}
+
+function gitTitle(s: Session): string {
+  const g = s.git;
+  if (!g) return '';
+  const parts = [g.branch ? `branch ${g.branch}` : g.detached ? 'detached HEAD' : ''];
+  if (g.changed) parts.push(`${g.changed} changed (${g.staged} staged, ${g.unstaged} unstaged, ${g.untracked} untracked)`);
+  else parts.push('no changes');
+  if (g.ahead || g.behind) parts.push(`${g.ahead ?? 0} ahead, ${g.behind ?? 0} behind ${g.upstream ?? ''}`.trim());
+  if (s.worktree) parts.push(`worktree of ${shortDir(s.worktree.repo)}`);
+  if (g.error) parts.push(`git: ${g.error}`);
+  return parts.filter(Boolean).join(' · ');
 }

@@ -5,13 +5,7 @@ import { statusLabel } from '../util';
  * The status dot: color and motion by status, a red ring for an error. offline: the machine is
  * away, the status is only the last known one (a hollow grey ring; data-status keeps the status).
  */
-export function StatusDot(props: {
-  status: Status;
-  error?: boolean | string;
-  title?: string;
-  size?: 'sm' | 'md';
-  offline?: boolean;
-}) {
+export function StatusDot(props: { status: Status; error?: boolean | string; title?: string; size?: 'sm' | 'md'; offline?: boolean }) {
   const err = !!props.error && props.status !== 'exited';
   const base = statusLabel({ status: props.status, error: err ? String(props.error) : '' });
   const label = props.title ?? (props.offline ? `Offline (last known: ${base})` : base);

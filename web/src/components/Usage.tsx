@@ -61,7 +61,8 @@ export function RateLimits(props: { value: unknown }) {
                 {p !== undefined && <ContextBar percent={p} />}
                 {rest.map(([kk, vv]) => (
                   <span class="rl-kv" key={kk}>
-                    {humanKey(kk)}: {/reset/i.test(kk) ? timeValue(vv) : isObject(vv) || Array.isArray(vv) ? JSON.stringify(vv) : String(vv)}
+                    {humanKey(kk)}:{' '}
+                    {/reset/i.test(kk) ? timeValue(vv) : isObject(vv) || Array.isArray(vv) ? JSON.stringify(vv) : String(vv)}
                   </span>
                 ))}
               </dd>
