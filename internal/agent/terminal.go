@@ -63,7 +63,8 @@ func (a *Agent) OpenTerminal(ctx context.Context, id string, cols, rows int, res
 	prefill := a.scrollback(ctx, id)
 	env := append(a.tmux.Env(), "TERM=xterm-256color", "COLORTERM=truecolor")
 	st, err := term.Start(term.Options{Argv: a.tmux.AttachCommand(id), Env: env, Cols: cols, Rows: rows, Prefill: prefill,
-		Suspend: a.suspendViewer, Activity: a.tmuxActivity, Scrolled: scrolled, Replaces: replaces})
+		Suspend: a.suspendViewer, Activity: a.tmuxActivity, Scrolled: scrolled, Replaces: replaces,
+		WindowSize: a.windowSize(id)})
 	if err != nil {
 		for _, old := range replaces {
 			old.Close()
@@ -121,6 +122,21 @@ func (a *Agent) scrolledSince(ctx context.Context, id string, cols, rows int) fu
 		// Unknown counts as unchanged: a redraw that cannot tell either
 		// would only ask for another.
 		return err == nil && now != mark
+	}
+}
+
+// windowSize returns the size of a session's window, for a stream to report
+// to its viewer: with several viewers, the one that typed (or attached, or
+// resized) last sizes it, and the others draw at that size (docs/web-protocol.md).
+func (a *Agent) windowSize(id string) func() (int, int, error) {
+	return func() (int, int, error) {
+		ctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
+		defer cancel()
+		p, err := a.tmux.PaneInfo(ctx, id)
+		if err != nil {
+			return 0, 0, err
+		}
+		return p.Width, p.Height, nil
 	}
 }
 
