@@ -3,6 +3,7 @@ import { deviceNamed, narrow, now } from '../store';
 import { active, ctrlArmed, TermController } from '../terminal';
 import type { Session } from '../types';
 import { ago } from '../util';
+import { TermOverlay } from './TermOverlay';
 
 export function TerminalView(props: { s: Session; visible: boolean }) {
   const el = useRef<HTMLDivElement>(null);
@@ -53,6 +54,7 @@ export function TerminalView(props: { s: Session; visible: boolean }) {
             </p>
           </div>
         )}
+        {c && <TermOverlay c={c} disabled={off} />}
         {c && !off && st === 'reconnecting' && !exit && (
           <div class="term-status" role="status">
             Reconnecting…
