@@ -609,7 +609,7 @@ func (h *Hub) DevicesOf(user string) []api.Device {
 			continue
 		}
 		out = append(out, api.Device{ID: d.info.ID, Name: d.info.Name, Online: d.peer != nil, Hostname: d.hello.Hostname,
-			OS: d.hello.OS, Version: d.hello.Version, LastSeen: d.lastSeen, Key: fingerprint(d.key), Conflict: d.shownConflict()})
+			OS: d.hello.OS, Version: d.hello.Version, ClaudeMissing: d.hello.NoClaude, LastSeen: d.lastSeen, Key: fingerprint(d.key), Conflict: d.shownConflict()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -332,6 +332,11 @@ export interface Device {
   version?: string;
   last_seen?: string;
   /**
+   * ClaudeMissing: the machine's agent found no claude to start when it
+   * connected (the dashboard shows how to install it).
+   */
+  claude_missing?: boolean;
+  /**
    * Key is the fingerprint of the key the machine proves on every
    * connection (SHA256:…); empty until it enrols.
    */
