@@ -20,6 +20,7 @@ import { Icon } from './Icon';
 import { NewSessionDialog } from './NewSession';
 import { Bell, BellDrawer, ConnIndicator, HelpDialog, Login, SettingsPanel, Toasts } from './Panels';
 import { SessionView } from './SessionView';
+import { ClaudeMissingBanner, UnreachableBanner } from './SetupBanners';
 import { Counts, NewSessionButton, SessionList, Sidebar } from './Sidebar';
 
 export function App() {
@@ -47,6 +48,7 @@ export function App() {
   return (
     <div class={`app${isNarrow ? ' narrow' : ''}`}>
       <TopBar />
+      <UnreachableBanner />
       <div class="body">
         {!isNarrow && <Sidebar />}
         <main class="main" id="main">
@@ -58,6 +60,7 @@ export function App() {
             <div class="empty muted">Loading…</div>
           ) : isNarrow ? (
             <div class="home">
+              <ClaudeMissingBanner />
               <SessionList />
             </div>
           ) : (
@@ -138,6 +141,7 @@ function Empty() {
     <div class="empty">
       <img src="/icon.svg" alt="" width={56} height={56} class="empty-logo" />
       <h1>corral</h1>
+      <ClaudeMissingBanner />
       {att.length > 0 ? (
         <p>
           {att.length} session{att.length === 1 ? '' : 's'} waiting for you: pick one on the left.

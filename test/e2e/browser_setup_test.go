@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserClaudeMissing: with no claude on corral's PATH, the home
+// screen says so with the install command, on a desktop and on a phone,
+// before anyone presses Start.
+func TestBrowserClaudeMissing(t *testing.T) {
+	t.Parallel()
+	// A PATH with what corral and a shell session need, and no claude.
+	bin := t.TempDir()
+	for _, p := range []string{"tmux", "sh", "bash", "git", "env", "cat"} {
+		if full, err := exec.LookPath(p); err == nil {
+			if err := os.Symlink(full, filepath.Join(bin, p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h := newHarness(t, harnessOptions{extraEnv: []string{"PATH=" + bin}})
+	ctx := browser(t)
+	within(t, ctx, 40*time.Second, "the desktop's home screen",
+		chromedp.EmulateViewport(1440, 900),
+		chromedp.Navigate(h.webURL()),
+		chromedp.WaitVisible(css(`[data-testid="new-session-empty"]`)),
+		chromedp.WaitVisible(css(`[data-testid="claude-missing"]`)),
+	)
+	cmd := get(t, ctx, 5*time.Second, "the command", chromedp.Text(css(`[data-testid="claude-install-command"]`)))
+	if !strings.Contains(cmd, "npm install -g @anthropic-ai/claude-code") {
+		t.Errorf("the banner's command is %q", cmd)
+	}
+	within(t, ctx, 40*time.Second, "the phone's home screen",
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Reload(),
+		chromedp.WaitVisible(css(`.home [data-testid="claude-missing"]`)),
+	)
+	fits := get(t, ctx, 5*time.Second, "the banner's box", chromedp.Evaluate[bool](`(() => { const r = document.querySelector('[data-testid="claude-missing"]').getBoundingClientRect(); return r.left >= 0 && r.right <= window.innerWidth + 1 && document.documentElement.scrollWidth <= window.innerWidth + 1; })()`))
+	if !fits {
+		t.Error("the banner does not fit on the phone's screen")
+	}
+}
+
+// TestBrowserDaemonDown: when corral stops, the open page says corral is
+// not reachable and how to start it; a reload gets the service worker's
+// offline page instead of the browser's error.
+func TestBrowserDaemonDown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{})
+	id := strings.TrimSpace(h.corral("new", "--shell", "--dir", h.proj, "--name", "down"))
+	ctx := browser(t)
+	within(t, ctx, 40*time.Second, "open the dashboard",
+		chromedp.EmulateViewport(1440, 900),
+		chromedp.Navigate(h.webURL()),
+		chromedp.WaitVisible(css(`[data-testid="session-row"][data-session-id="`+id+`"]`)),
+	)
+	// The service worker controls the page once it is active (it claims it).
+	within(t, ctx, 20*time.Second, "the service worker",
+		chromedp.Poll[chromedp.Void](`navigator.serviceWorker && navigator.serviceWorker.controller !== null`, chromedp.WithPollingInterval(100*time.Millisecond)))
+	if n := get(t, ctx, 5*time.Second, "banner", chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="unreachable"]').length`)); n != 0 {
+		t.Fatal("the unreachable banner shows while corral runs")
+	}
+	h.stopServe(syscall.SIGTERM)
+	within(t, ctx, 30*time.Second, "the unreachable banner", chromedp.WaitVisible(css(`[data-testid="unreachable"]`)))
+	if cmd := get(t, ctx, 5*time.Second, "the command", chromedp.Text(css(`[data-testid="start-command"]`))); cmd != "corral serve" {
+		t.Errorf("the start command is %q", cmd)
+	}
+	within(t, ctx, 30*time.Second, "reload onto the offline page",
+		chromedp.Reload(),
+		chromedp.WaitVisible(css(`[data-testid="offline-page"]`)),
+	)
+	txt := get(t, ctx, 5*time.Second, "the offline page", chromedp.Text(css(`[data-testid="offline-page"]`)))
+	if !strings.Contains(txt, "corral is not reachable") || !strings.Contains(txt, "corral serve") {
+		t.Errorf("offline page says %q", txt)
+	}
+}
