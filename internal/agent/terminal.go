@@ -60,7 +60,7 @@ func (a *Agent) OpenTerminal(ctx context.Context, id string, cols, rows int, res
 	replaces := a.streams.TakeRedrawn(id)
 	a.fitWindow(ctx, id, cols, rows)
 	scrolled := a.scrolledSince(ctx, id, cols, rows)
-	prefill := a.scrollback(ctx, id)
+	prefill := a.scrollback(ctx, id, rows)
 	env := append(a.tmux.Env(), "TERM=xterm-256color", "COLORTERM=truecolor")
 	st, err := term.Start(term.Options{Argv: a.tmux.AttachCommand(id), Env: env, Cols: cols, Rows: rows, Prefill: prefill,
 		Suspend: a.suspendViewer, Activity: a.tmuxActivity, Scrolled: scrolled, Replaces: replaces,
@@ -169,8 +169,12 @@ func (a *Agent) tmuxActivity() (uint64, error) {
 
 // scrollback is the session's tmux history (not the visible screen, which
 // the attach draws), as terminal output, followed by enough newlines to
-// push it into the viewer's scrollback before the attach clears the screen.
-func (a *Agent) scrollback(ctx context.Context, id string) []byte {
+// push it into the viewer's scrollback before the attach clears the screen:
+// one screen of them (rows). More would stay in the viewer's scrollback as
+// blank lines between the history and the live screen: a fixed 200 left
+// 155 of them on a 45-row terminal, after every reload and every redraw
+// (such as the one after /compact).
+func (a *Agent) scrollback(ctx context.Context, id string, rows int) []byte {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	hist, err := a.tmux.Capture(ctx, id, tmux.CaptureOptions{Escapes: true, History: prefillLines, HistoryOnly: true})
@@ -190,8 +194,19 @@ func (a *Agent) scrollback(ctx context.Context, id string) []byte {
 		b.WriteString(l)
 		b.WriteString("\x1b[0m\r\n")
 	}
-	b.WriteString(strings.Repeat("\r\n", 200))
+	b.WriteString(strings.Repeat("\r\n", pushLines(rows)))
 	return b.Bytes()
+}
+
+// pushLines is how many newlines push a terminal's whole screen of rows
+// into its scrollback: rows-1 scroll every line off the screen, and one more
+// leaves a blank line between the history and the live screen.
+// The stream's defaults and bounds are term's (clampSize).
+func pushLines(rows int) int {
+	if rows <= 0 {
+		rows = 40
+	}
+	return min(max(rows, 5), 500)
 }
 
 // timelineTail is how much of a transcript's end the timeline reads.

@@ -266,3 +266,55 @@ func TestBrowserTerminalJumpToLive(t *testing.T) {
 		t.Error("Jump to live left the viewport scrolled up")
 	}
 }
+
+// TestBrowserTerminalReloadNoBlankLines: a new terminal (a reload, or the
+// redraw after /compact) shows the session's history, then the live
+// screen, with no run of blank lines between them.
+func TestBrowserTerminalReloadNoBlankLines(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{})
+	id := strings.TrimSpace(h.corral("new", "--shell", "--dir", h.proj, "--name", "blank"))
+	ctx := browser(t)
+	openTermAt(t, ctx, h.webURL(), id, 1440, 900, false)
+	within(t, ctx, 10*time.Second, "print 300 lines",
+		chromedp.Click(css(`[data-testid="terminal"] .xterm`)),
+		typeText("seq 1 300 | sed s/^/n-/; echo SEQ-DONE"),
+		chromedp.KeyEvent("\r"))
+	waitTerm(t, ctx, 15*time.Second, "the output", func(s termState) bool { return strings.Contains(s.Text, "\nSEQ-DONE") })
+	within(t, ctx, 30*time.Second, "reload",
+		chromedp.Reload(),
+		chromedp.WaitVisible(css(`[data-testid="terminal"] .xterm`)))
+	st := waitTerm(t, ctx, 15*time.Second, "the history and the screen after the reload", func(s termState) bool {
+		return strings.Contains(s.Text, "\nn-1\n") && strings.Contains(s.Text, "\nSEQ-DONE")
+	})
+	lines := strings.Split(st.Text, "\n")
+	first, last := -1, -1
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "n-1" && first < 0 {
+			first = i
+		}
+		if strings.TrimSpace(l) == "SEQ-DONE" {
+			last = i
+		}
+	}
+	run, worst, seen := 0, 0, map[string]int{}
+	for _, l := range lines[first : last+1] {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			run++
+			worst = max(worst, run)
+			continue
+		}
+		run = 0
+		seen[l]++
+	}
+	if worst > 1 {
+		t.Errorf("%d blank lines in a row between the history and the live screen (rows %d)", worst, st.Rows)
+	}
+	for k := 1; k <= 300; k++ {
+		if n := seen[fmt.Sprintf("n-%d", k)]; n != 1 {
+			t.Errorf("n-%d appears %d times", k, n)
+			break
+		}
+	}
+}
