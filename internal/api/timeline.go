@@ -49,6 +49,23 @@ type ToolCall struct {
 	// Edits are the changes of an Edit, MultiEdit or Write call, for a
 	// diff view.
 	Edits []FileEdit `json:"edits,omitempty"`
+	// Patch is Claude's own patch of the change, once the result arrived
+	// (toolUseResult.structuredPatch): hunks with the file's real line
+	// numbers, which the edit alone does not know. At most maxPatchLines
+	// lines in all (internal/claude); PatchCut says some were left out.
+	Patch    []PatchHunk `json:"patch,omitempty"`
+	PatchCut bool        `json:"patch_cut,omitempty"`
+}
+
+// PatchHunk is one hunk of a patch: where it starts in the old and the new
+// file (1-based), how many lines it spans in each, and its lines, each
+// starting with ' ', '-' or '+'.
+type PatchHunk struct {
+	OldStart int      `json:"old_start"`
+	OldLines int      `json:"old_lines"`
+	NewStart int      `json:"new_start"`
+	NewLines int      `json:"new_lines"`
+	Lines    []string `json:"lines"`
 }
 
 // FileEdit is one text replacement in a file. For Write, Old is empty and

@@ -98,7 +98,7 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 				continue
 			}
 			hadResult = true
-			if it, ok := b.answer(blk); ok {
+			if it, ok := b.answer(blk, result); ok {
 				changed = append(changed, it)
 				if p, ok := b.turnChanged(it.Tool, result); ok {
 					changed = append(changed, p)
@@ -165,8 +165,51 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 	return changed
 }
 
-// answer attaches a tool result to its call.
-func (b *TimelineBuilder) answer(blk Block) (TimelineItem, bool) {
+// maxPatchLines bounds the lines of a tool's patch kept for the timeline
+// (and maxToolResultText their bytes).
+const maxPatchLines = 2000
+
+// patchOf reads Claude's structured patch of an editing tool's change from
+// its toolUseResult, when it names the file the tool edited.
+func patchOf(tc *ToolCall, result json.RawMessage) {
+	if len(tc.Edits) == 0 || len(result) == 0 || result[0] != '{' {
+		return
+	}
+	var res struct {
+		FilePath string `json:"filePath"`
+		Patch    []struct {
+			OldStart int      `json:"oldStart"`
+			OldLines int      `json:"oldLines"`
+			NewStart int      `json:"newStart"`
+			NewLines int      `json:"newLines"`
+			Lines    []string `json:"lines"`
+		} `json:"structuredPatch"`
+	}
+	if decodeLoose(result, &res) != nil || res.FilePath != tc.Edits[0].Path {
+		return
+	}
+	n, size := 0, 0
+	for _, h := range res.Patch {
+		if h.OldStart < 0 || h.NewStart < 0 || h.OldLines < 0 || h.NewLines < 0 {
+			tc.Patch, tc.PatchCut = nil, false
+			return
+		}
+		hs := 0
+		for _, l := range h.Lines {
+			hs += len(l)
+		}
+		if n+len(h.Lines) > maxPatchLines || size+hs > maxToolResultText {
+			tc.PatchCut = true
+			break
+		}
+		n, size = n+len(h.Lines), size+hs
+		tc.Patch = append(tc.Patch, api.PatchHunk{OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Lines: h.Lines})
+	}
+}
+
+// answer attaches a tool result (and toolUseResult, when it is the
+// result's) to its call.
+func (b *TimelineBuilder) answer(blk Block, result json.RawMessage) (TimelineItem, bool) {
 	i, ok := b.open[blk.ToolUseID]
 	if !ok {
 		return TimelineItem{}, false
@@ -182,6 +225,9 @@ func (b *TimelineBuilder) answer(blk Block) (TimelineItem, bool) {
 	if len(tc.Result) > maxToolResultText {
 		tc.Result = clipBytes(tc.Result, maxToolResultText)
 		tc.Truncated = true
+	}
+	if !blk.IsError {
+		patchOf(&tc, result)
 	}
 	it.Tool = &tc
 	b.items[i] = it

@@ -750,6 +750,14 @@ export interface ToolCall {
    * diff view.
    */
   edits?: FileEdit[];
+  /**
+   * Patch is Claude's own patch of the change, once the result arrived
+   * (toolUseResult.structuredPatch): hunks with the file's real line
+   * numbers, which the edit alone does not know. At most maxPatchLines
+   * lines in all (internal/claude); PatchCut says some were left out.
+   */
+  patch?: PatchHunk[];
+  patch_cut?: boolean;
 }
 
 /**
@@ -799,6 +807,19 @@ export interface FileEdit {
   old: string;
   new: string;
   replace_all?: boolean;
+}
+
+/**
+ * PatchHunk is one hunk of a patch: where it starts in the old and the new
+ * file (1-based), how many lines it spans in each, and its lines, each
+ * starting with ' ', '-' or '+'.
+ */
+export interface PatchHunk {
+  old_start: number;
+  old_lines: number;
+  new_start: number;
+  new_lines: number;
+  lines: string[] | null;
 }
 
 /** Every operation with an API route: its HTTP method and path ({id}: the session's id). */
