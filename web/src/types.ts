@@ -16,6 +16,7 @@ export type {
   FileEdit,
   Kind,
   Option,
+  PatchHunk,
   Question,
   QuestionOption,
   Resumable,

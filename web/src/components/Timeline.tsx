@@ -6,7 +6,9 @@ import { dialogSummary, draftFromMessage, feedbackLabel, feedbackOption, hasDial
 import { narrow, now, toastError } from '../store';
 import type { Session, TimelineItem, ToolCall } from '../types';
 import { clock, debounce, parseTime, pretty, timeOfDay, toolSummary } from '../util';
-import { DiffView } from './Diff';
+import { DiffView, PatchView } from './Diff';
+import { copyText } from '../terminal';
+import { TimelineSearch } from './TimelineSearch';
 import { Icon } from './Icon';
 
 function signature(it: TimelineItem): string {
@@ -124,9 +126,24 @@ export function Timeline(props: { s: Session; visible: boolean }) {
     setNewBelow(false);
   };
 
+  // How long each turn took: from its prompt to the last item before the next prompt.
+  const took = useMemo(() => turnTimes(items, s.status === 'busy'), [items, s.status]);
+
+  // Copy buttons on code blocks (markdown.ts adds them to the sanitized HTML).
+  const onClick = (e: MouseEvent) => {
+    const b = (e.target as HTMLElement).closest?.('.code-copy') as HTMLButtonElement | null;
+    if (!b) return;
+    const code = b.parentElement?.querySelector('pre')?.textContent ?? '';
+    void copyText(code).then((ok) => {
+      b.textContent = ok ? 'Copied' : 'Copy failed';
+      setTimeout(() => (b.textContent = 'Copy'), 1500);
+    });
+  };
+
   return (
     <div class="timeline-wrap" hidden={!props.visible}>
-      <div class="timeline" ref={scroller} onScroll={onScroll} data-testid="timeline" aria-live="off">
+      {items && items.length > 0 && <TimelineSearch items={items} scroller={scroller} />}
+      <div class="timeline" ref={scroller} onScroll={onScroll} onClick={onClick} data-testid="timeline" aria-live="off">
         {away && (
           <div class="tl-empty tl-away" role="status">
             {items === null ? 'The machine is offline: the timeline loads when it is back.' : 'The machine is offline: this is the timeline as last loaded.'}
@@ -148,8 +165,12 @@ export function Timeline(props: { s: Session; visible: boolean }) {
               : 'Nothing here yet. Type a prompt below.'}
           </div>
         )}
-        {items?.map((it) => <Item key={it.id} item={it} />)}
-        <LiveTail s={s} />
+        {items?.map((it) => (
+          <div key={it.id} class="tl-row" data-item-id={it.id}>
+            <Item item={it} took={took.get(it.id)} />
+          </div>
+        ))}
+        <LiveTail s={s} items={items} />
       </div>
       {newBelow && (
         <button type="button" class="btn btn-small jump" onClick={toBottom}>
@@ -161,14 +182,38 @@ export function Timeline(props: { s: Session; visible: boolean }) {
   );
 }
 
-function LiveTail(props: { s: Session }) {
+/** What the running tool does, from its call in the timeline (the last one of that name not done). */
+function runningSummary(items: TimelineItem[] | null, name: string): string {
+  if (!items) return '';
+  for (let i = items.length - 1; i >= 0; i--) {
+    const t = items[i]?.tool;
+    if (t && !t.done && t.name === name) return toolSummary(t.name, t.input);
+  }
+  return '';
+}
+
+function LiveTail(props: { s: Session; items: TimelineItem[] | null }) {
   const s = props.s;
   if (s.status === 'busy') {
     const since = parseTime(s.busy_since);
+    const what = s.current_tool ? runningSummary(props.items, s.current_tool) : '';
     return (
-      <div class="tl-live" role="status">
+      <div class="tl-live" role="status" data-testid="live-tail">
         <span class="spinner" aria-hidden="true" />
-        {s.compacting ? 'Compacting' : s.current_tool ? `Running ${s.current_tool}` : 'Working'}
+        {s.compacting ? (
+          'Compacting'
+        ) : s.current_tool ? (
+          <>
+            Running {s.current_tool}
+            {what && (
+              <>
+                : <code class="tl-live-cmd">{what}</code>
+              </>
+            )}
+          </>
+        ) : (
+          'Working'
+        )}
         {since > 0 && <span class="muted"> · {clock((now.value - since) / 1000)}</span>}
       </div>
     );
@@ -183,19 +228,54 @@ function LiveTail(props: { s: Session }) {
   return null;
 }
 
-class Item extends Component<{ item: TimelineItem }> {
-  shouldComponentUpdate(next: { item: TimelineItem }) {
-    return next.item !== this.props.item;
+/** Each finished turn's length in seconds, by its prompt's id (the running one is left out). */
+function turnTimes(items: TimelineItem[] | null, busy: boolean): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!items) return out;
+  let prompt: TimelineItem | null = null;
+  let last = 0;
+  const close = () => {
+    if (!prompt) return;
+    const start = parseTime(prompt.time);
+    if (start > 0 && last > start) out.set(prompt.id, (last - start) / 1000);
+  };
+  for (const it of items) {
+    if (it.kind === 'prompt') {
+      close();
+      prompt = it;
+      last = 0;
+      continue;
+    }
+    const t = parseTime(it.time);
+    if (t > last) last = t;
+  }
+  if (!busy) close();
+  return out;
+}
+
+class Item extends Component<{ item: TimelineItem; took?: number }> {
+  shouldComponentUpdate(next: { item: TimelineItem; took?: number }) {
+    return next.item !== this.props.item || next.took !== this.props.took;
   }
   render() {
     const it = this.props.item;
     const time = timeOfDay(it.time);
+    const took = this.props.took;
     switch (it.kind) {
       case 'prompt':
         return (
           <div class="tl-item tl-prompt" data-kind="prompt">
             <div class="bubble">{it.text}</div>
-            {time && <div class="tl-time">{time}</div>}
+            {(time || took !== undefined) && (
+              <div class="tl-time">
+                {time}
+                {took !== undefined && (
+                  <span data-testid="turn-time" title="How long the turn took">
+                    {time ? ' · ' : ''}took {clock(took)}
+                  </span>
+                )}
+              </div>
+            )}
           </div>
         );
       case 'text':
@@ -265,7 +345,11 @@ function ToolItem(props: { t: ToolCall }) {
         <span class="tool-sum">{summary}</span>
       </button>
       {firstErr && !open && <div class="tool-err-line">{firstErr}</div>}
-      {edits.length > 0 && (
+      {t.patch && t.patch.length > 0 ? (
+        <div class="tool-edits">
+          <PatchView path={edits[0]?.path ?? ''} patch={t.patch} cut={t.patch_cut} />
+        </div>
+      ) : edits.length > 0 && (
         <div class="tool-edits">
           {edits.map((e, i) => (
             <DiffView key={i} edit={e} />
@@ -281,9 +365,7 @@ function ToolItem(props: { t: ToolCall }) {
           {t.done && (
             <>
               <div class="tool-sec">{t.is_error ? 'Error' : 'Result'}</div>
-              <pre class={`code-block${t.is_error ? ' is-error' : ''}`}>
-                <code>{t.result || '(empty)'}</code>
-              </pre>
+              <LongOutput text={t.result || '(empty)'} error={!!t.is_error} />
               {t.truncated && <div class="muted small">Result cut at 64 KiB; the full text is in the transcript.</div>}
             </>
           )}
@@ -291,6 +373,28 @@ function ToolItem(props: { t: ToolCall }) {
         </div>
       )}
     </div>
+  );
+}
+
+/** Output longer than this many lines shows its start and end, with "Show all". */
+const COLLAPSE_LINES = 40;
+
+function LongOutput(props: { text: string; error: boolean }) {
+  const [all, setAll] = useState(false);
+  const lines = props.text.split('\n');
+  const long = lines.length > COLLAPSE_LINES;
+  const shown = !long || all ? props.text : [...lines.slice(0, 20), `… ${lines.length - 30} more lines …`, ...lines.slice(-10)].join('\n');
+  return (
+    <>
+      <pre class={`code-block${props.error ? ' is-error' : ''}`} data-testid="tool-output" data-collapsed={long && !all ? 'true' : undefined}>
+        <code>{shown}</code>
+      </pre>
+      {long && (
+        <button type="button" class="btn btn-small" data-testid="tool-output-toggle" onClick={() => setAll(!all)}>
+          {all ? 'Show less' : `Show all ${lines.length} lines`}
+        </button>
+      )}
+    </>
   );
 }
 
