@@ -33,7 +33,12 @@ func TestBrowserClaudeMissing(t *testing.T) {
 		chromedp.Navigate(h.webURL()),
 		chromedp.WaitVisible(css(`[data-testid="new-session-empty"]`)),
 		chromedp.WaitVisible(css(`[data-testid="claude-missing"]`)),
+		// No sessions yet: the newcomer's three steps.
+		chromedp.WaitVisible(css(`[data-testid="welcome"]`)),
 	)
+	if n := get(t, ctx, 5*time.Second, "steps", chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="welcome"] .welcome-steps > li').length`)); n != 3 {
+		t.Errorf("the welcome has %d steps", n)
+	}
 	cmd := get(t, ctx, 5*time.Second, "the command", chromedp.Text(css(`[data-testid="claude-install-command"]`)))
 	if !strings.Contains(cmd, "npm install -g @anthropic-ai/claude-code") {
 		t.Errorf("the banner's command is %q", cmd)
@@ -42,6 +47,7 @@ func TestBrowserClaudeMissing(t *testing.T) {
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch),
 		chromedp.Reload(),
 		chromedp.WaitVisible(css(`.home [data-testid="claude-missing"]`)),
+		chromedp.WaitVisible(css(`.home [data-testid="welcome"]`)),
 	)
 	fits := get(t, ctx, 5*time.Second, "the banner's box", chromedp.Evaluate[bool](`(() => { const r = document.querySelector('[data-testid="claude-missing"]').getBoundingClientRect(); return r.left >= 0 && r.right <= window.innerWidth + 1 && document.documentElement.scrollWidth <= window.innerWidth + 1; })()`))
 	if !fits {

@@ -21,6 +21,7 @@ import { NewSessionDialog } from './NewSession';
 import { Bell, BellDrawer, ConnIndicator, HelpDialog, Login, SettingsPanel, Toasts } from './Panels';
 import { SessionView } from './SessionView';
 import { ClaudeMissingBanner, UnreachableBanner } from './SetupBanners';
+import { Welcome } from './Welcome';
 import { Counts, NewSessionButton, SessionList, Sidebar } from './Sidebar';
 
 export function App() {
@@ -61,6 +62,7 @@ export function App() {
           ) : isNarrow ? (
             <div class="home">
               <ClaudeMissingBanner />
+              <Welcome />
               <SessionList />
             </div>
           ) : (
@@ -152,6 +154,7 @@ function Empty() {
       <button type="button" class="btn btn-primary" onClick={() => openNewSession()} data-testid="new-session-empty">
         <Icon name="plus" /> New session
       </button>
+      <Welcome />
       <p class="muted small">
         Press <kbd>?</kbd> for keyboard shortcuts.
       </p>
