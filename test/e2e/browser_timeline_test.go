@@ -60,6 +60,12 @@ func TestBrowserTimelineRich(t *testing.T) {
 	h.waitStatus(id, api.StatusReview, 60*time.Second)
 	within(t, ctx, 20*time.Second, "the markdown",
 		chromedp.WaitVisible(css(`[data-testid="timeline"] [data-testid="code-copy"]`)))
+	// The Go block is highlighted by the lazily loaded hl.js.
+	within(t, ctx, 20*time.Second, "the highlighted code",
+		chromedp.WaitVisible(css(`[data-testid="timeline"] code[data-hl="done"] .hljs-keyword`)))
+	if kw := get(t, ctx, 5*time.Second, "keyword", chromedp.Text(css(`[data-testid="timeline"] code[data-hl="done"] .hljs-keyword`))); kw != "func" {
+		t.Errorf("highlighted keyword %q, want func", kw)
+	}
 	boxes := get(t, ctx, 5*time.Second, "task boxes", chromedp.Evaluate[[]bool](`[...document.querySelectorAll('[data-testid="timeline"] .md input[type=checkbox]')].map(b => b.checked && b.disabled)`))
 	if len(boxes) != 2 || !boxes[0] || boxes[1] {
 		t.Errorf("task list boxes (checked and disabled): %v, want [true false]", boxes)

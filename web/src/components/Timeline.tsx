@@ -9,6 +9,7 @@ import { clock, debounce, parseTime, pretty, timeOfDay, toolSummary } from '../u
 import { DiffView, PatchView } from './Diff';
 import { copyText } from '../terminal';
 import { TimelineSearch } from './TimelineSearch';
+import { highlightUnder } from '../highlight';
 import { Icon } from './Icon';
 
 function signature(it: TimelineItem): string {
@@ -98,6 +99,10 @@ export function Timeline(props: { s: Session; visible: boolean }) {
   useEffect(() => {
     if (props.visible && items !== null) refetch();
   }, [props.visible]);
+
+  useEffect(() => {
+    if (props.visible) highlightUnder(scroller.current);
+  }, [items, props.visible]);
 
   useLayoutEffect(() => {
     const el = scroller.current;
