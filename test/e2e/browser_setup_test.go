@@ -88,3 +88,45 @@ func TestBrowserDaemonDown(t *testing.T) {
 		t.Errorf("offline page says %q", txt)
 	}
 }
+
+// TestBrowserAttach: a file attached from the prompt box, and a screenshot
+// pasted into it, are saved in the session's folder and named in the
+// prompt (a shell session here: its prompt gets the path itself).
+func TestBrowserAttach(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{})
+	id := strings.TrimSpace(h.corral("new", "--shell", "--dir", h.proj, "--name", "attach"))
+	src := filepath.Join(t.TempDir(), "notes for claude.txt")
+	if err := os.WriteFile(src, []byte("attached content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	within(t, ctx, 40*time.Second, "open the prompt box",
+		chromedp.EmulateViewport(1440, 900),
+		chromedp.Navigate(h.webURL()+"#/s/"+id+"/timeline"),
+		chromedp.WaitVisible(css(`[data-testid="attach"]`)),
+		chromedp.SetUploadFiles(css(`[data-testid="attach-input"]`), []string{src}),
+		chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="prompt-box"]').value.includes('notes_for_claude.txt')`, chromedp.WithPollingInterval(50*time.Millisecond)),
+	)
+	if b, err := os.ReadFile(filepath.Join(h.proj, "notes_for_claude.txt")); err != nil || string(b) != "attached content\n" {
+		t.Errorf("the attached file in the folder: %q, %v", b, err)
+	}
+	// A pasted image (as a browser's paste of a screenshot carries it).
+	within(t, ctx, 20*time.Second, "paste a screenshot",
+		chromedp.Evaluate[chromedp.Void](`(() => { const dt = new DataTransfer();
+		  dt.items.add(new File([new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 1, 2, 3])], 'image.png', {type: 'image/png'}));
+		  document.querySelector('[data-testid="prompt-box"]').dispatchEvent(new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, cancelable: true})); })()`),
+		chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="prompt-box"]').value.includes('screenshot-')`, chromedp.WithPollingInterval(50*time.Millisecond)),
+	)
+	box := get(t, ctx, 5*time.Second, "the prompt", chromedp.Evaluate[string](`document.querySelector('[data-testid="prompt-box"]').value`))
+	shots, _ := filepath.Glob(filepath.Join(h.proj, "screenshot-*.png"))
+	if len(shots) != 1 {
+		t.Fatalf("screenshots in the folder: %v (prompt %q)", shots, box)
+	}
+	if b, _ := os.ReadFile(shots[0]); len(b) != 11 || b[1] != 'P' {
+		t.Errorf("the screenshot's bytes: %v", b)
+	}
+	if !strings.Contains(box, filepath.Base(shots[0])) {
+		t.Errorf("the prompt %q does not name %s", box, filepath.Base(shots[0]))
+	}
+}

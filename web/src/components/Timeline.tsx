@@ -3,7 +3,8 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/ho
 import { api, ApiError, errorText } from '../api';
 import { renderMarkdown } from '../markdown';
 import { dialogSummary, draftFromMessage, feedbackLabel, feedbackOption, hasDialog } from '../dialog';
-import { narrow, now, toastError } from '../store';
+import { narrow, now, toast, toastError } from '../store';
+import { AttachButton, attachFile, pastedImage } from './Attach';
 import type { Session, TimelineItem, ToolCall } from '../types';
 import { clock, debounce, parseTime, pretty, timeOfDay, toolSummary } from '../util';
 import { DiffView, PatchView } from './Diff';
@@ -439,6 +440,13 @@ export function PromptBox(props: { s: Session }) {
   const [sending, setSending] = useState(false);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const ta = useRef<HTMLTextAreaElement>(null);
+  // A file saved in the session's folder: named in the prompt (Claude reads @path).
+  const attached = (p: string) => {
+    const ref = s.kind === 'shell' ? p : `@${p}`;
+    setText((cur) => `${cur && !/\s$/.test(cur) ? cur + ' ' : cur}${ref} `);
+    ta.current?.focus();
+  };
+  const attachError = (m: string) => toast(`Attach failed: ${m}`);
   const exited = s.status === 'exited';
   const off = !!s.offline;
   const dialog = hasDialog(s);
@@ -591,6 +599,7 @@ export function PromptBox(props: { s: Session }) {
             Esc
           </button>
         )}
+        {!answering && <AttachButton s={s} disabled={blocked} onAttached={attached} onError={attachError} />}
         <textarea
           ref={ta}
           id={`prompt-${s.id}`}
@@ -620,6 +629,12 @@ export function PromptBox(props: { s: Session }) {
             const v = (e.target as HTMLTextAreaElement).value;
             if (answering) setFeedback(v);
             else setText(v);
+          }}
+          onPaste={(e) => {
+            const img = answering || blocked ? null : pastedImage(e);
+            if (!img) return;
+            e.preventDefault();
+            attachFile(s, img, true).then(attached, (err) => attachError(errorText(err)));
           }}
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.isComposing && e.keyCode !== 229 && (!e.shiftKey || answering)) {
