@@ -265,6 +265,19 @@ func TestBrowserTerminalJumpToLive(t *testing.T) {
 	if live := get(t, ctx, 5*time.Second, "viewport", chromedp.Evaluate[bool](`(() => { const b = window.__corral.terminal.term.buffer.active; return b.viewportY === b.baseY; })()`)); !live {
 		t.Error("Jump to live left the viewport scrolled up")
 	}
+	// The phone's copy: the keys bar's Copy opens the text in a sheet, where
+	// the phone's own selection works.
+	within(t, ctx, 10*time.Second, "the copy sheet",
+		chromedp.Click(css(`[data-testid="keys-bar"] [data-key="Copy"]`)),
+		chromedp.WaitVisible(css(`[data-testid="copy-sheet-text"]`)))
+	sheet := get(t, ctx, 5*time.Second, "the sheet's text", chromedp.Evaluate[string](`document.querySelector('[data-testid="copy-sheet-text"]').value`))
+	if !strings.Contains(sheet, "\n300\nSEQ-DONE") {
+		t.Errorf("the copy sheet lacks the output's end: %q", tail(sheet, 200))
+	}
+	keysFit := get(t, ctx, 5*time.Second, "keys bar", chromedp.Evaluate[bool](`(() => { const r = document.querySelector('[data-testid="keys-bar"]').getBoundingClientRect(); return r.right <= window.innerWidth + 1 && document.documentElement.scrollWidth <= window.innerWidth + 1; })()`))
+	if !keysFit {
+		t.Error("the keys bar spills off the phone's screen")
+	}
 }
 
 // TestBrowserTerminalReloadNoBlankLines: a new terminal (a reload, or the

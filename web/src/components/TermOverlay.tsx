@@ -1,5 +1,6 @@
-import { useState } from 'preact/hooks';
-import { copyOnSelect, setCopyOnSelect, type TermController } from '../terminal';
+import { useMemo, useState } from 'preact/hooks';
+import { copyOnSelect, copyText, setCopyOnSelect, type TermController } from '../terminal';
+import { Modal } from './Modal';
 
 /**
  * What floats over the terminal: "Fit to this screen" while another viewer sizes the window,
@@ -50,5 +51,42 @@ export function TermOverlay(props: { c: TermController; disabled?: boolean }) {
         </button>
       )}
     </>
+  );
+}
+
+/** How many of the terminal's last lines the copy sheet holds. */
+const SHEET_LINES = 300;
+
+/**
+ * The phone's way to copy from the terminal (xterm.js has no touch selection): the last lines as
+ * plain text in a sheet, where the phone's own selection works, and "Copy all".
+ */
+export function CopySheet(props: { c: TermController; onClose: () => void }) {
+  const [done, setDone] = useState('');
+  const text = useMemo(() => {
+    const b = props.c.term.buffer.active;
+    const out: string[] = [];
+    for (let i = Math.max(0, b.length - SHEET_LINES); i < b.length; i++) out.push(b.getLine(i)?.translateToString(true) ?? '');
+    while (out.length && !out[out.length - 1]!.trim()) out.pop();
+    return out.join('\n');
+  }, [props.c]);
+  return (
+    <Modal title="Copy from the terminal" onClose={props.onClose} testid="copy-sheet">
+      <p class="muted small">Select what you need below, or copy it all.</p>
+      <textarea class="copy-sheet-text" readOnly value={text} data-testid="copy-sheet-text" rows={14} />
+      <div class="copy-sheet-actions">
+        <button
+          type="button"
+          class="btn btn-primary"
+          data-testid="copy-sheet-all"
+          onClick={async () => setDone((await copyText(text)) ? 'Copied' : 'Copy failed')}
+        >
+          {done || 'Copy all'}
+        </button>
+        <button type="button" class="btn" onClick={props.onClose}>
+          Close
+        </button>
+      </div>
+    </Modal>
   );
 }
