@@ -10,7 +10,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/testkit/fakeapi"
 )
 
@@ -56,8 +55,16 @@ func TestBrowserTimelineRich(t *testing.T) {
 		chromedp.Navigate(h.webURL()+"#/s/"+id+"/timeline"),
 		chromedp.WaitVisible(css(`[data-testid="prompt-box"]`)))
 
+	// A turn is over when its prompt says how long it took (the page has
+	// the session open, so review turns to idle at once: the DOM is the
+	// surer sign).
+	turns := func(n int) {
+		t.Helper()
+		within(t, ctx, 60*time.Second, fmt.Sprintf("turn %d to end", n),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelectorAll('[data-testid="turn-time"]').length === %d`, n), chromedp.WithPollingInterval(100*time.Millisecond)))
+	}
 	h.send(id, "MDTEST")
-	h.waitStatus(id, api.StatusReview, 60*time.Second)
+	turns(1)
 	within(t, ctx, 20*time.Second, "the markdown",
 		chromedp.WaitVisible(css(`[data-testid="timeline"] [data-testid="code-copy"]`)))
 	// The Go block is highlighted by the lazily loaded hl.js.
@@ -72,7 +79,7 @@ func TestBrowserTimelineRich(t *testing.T) {
 	}
 
 	h.send(id, "EDITTEST")
-	h.waitStatus(id, api.StatusReview, 60*time.Second)
+	turns(2)
 	within(t, ctx, 20*time.Second, "the numbered patch", chromedp.WaitVisible(css(`[data-testid="patch"]`)))
 	patch := get(t, ctx, 5*time.Second, "patch rows", chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="patch"] .dl')].map(d => [...d.children].map(c => c.textContent).join('|'))`))
 	t.Logf("patch: %q", patch)
@@ -91,11 +98,8 @@ func TestBrowserTimelineRich(t *testing.T) {
 	h.send(id, "BASHTEST")
 	within(t, ctx, 30*time.Second, "the running command",
 		chromedp.Poll[chromedp.Void](`(() => { const l = document.querySelector('[data-testid="live-tail"]'); return !!l && l.textContent.includes('Running Bash: sleep 4; echo slept'); })()`, chromedp.WithPollingInterval(50*time.Millisecond)))
-	h.waitStatus(id, api.StatusReview, 60*time.Second)
-
 	// Each finished turn says how long it took.
-	within(t, ctx, 20*time.Second, "turn times",
-		chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="turn-time"]').length === 3`, chromedp.WithPollingInterval(100*time.Millisecond)))
+	turns(3)
 
 	// Search, and jump to a prompt.
 	within(t, ctx, 10*time.Second, "search",

@@ -243,7 +243,7 @@ function turnTimes(items: TimelineItem[] | null, busy: boolean): Map<string, num
   const close = () => {
     if (!prompt) return;
     const start = parseTime(prompt.time);
-    if (start > 0 && last > start) out.set(prompt.id, (last - start) / 1000);
+    if (start > 0 && last >= start) out.set(prompt.id, (last - start) / 1000);
   };
   for (const it of items) {
     if (it.kind === 'prompt') {
