@@ -33,6 +33,18 @@ type TimelineItem struct {
 	// Files are, on a prompt, the files its turn changed through Claude's
 	// editing tools (api/git.go, TurnFile), in the order first changed.
 	Files []TurnFile `json:"files,omitempty"`
+	// Tokens are, on a prompt, what its turn's API responses used, as
+	// their usage says (each response counted once).
+	Tokens *TurnTokens `json:"tokens,omitempty"`
+}
+
+// TurnTokens sums the usage of a turn's API responses.
+type TurnTokens struct {
+	Input         int64 `json:"input"`
+	Output        int64 `json:"output"`
+	CacheRead     int64 `json:"cache_read"`
+	CacheCreation int64 `json:"cache_creation"`
+	Responses     int   `json:"responses"`
 }
 
 // ToolCall is a tool call and, once it arrived, its result.

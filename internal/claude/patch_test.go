@@ -42,3 +42,34 @@ func TestTimelinePatch(t *testing.T) {
 		t.Errorf("huge patch: cut %v, %d hunks", tc.PatchCut, len(tc.Patch))
 	}
 }
+
+// A turn's prompt sums the tokens of its API responses, each once (Claude
+// writes an entry per content block, every one with the response's usage).
+func TestTurnTokens(t *testing.T) {
+	var b TimelineBuilder
+	b.Add(prompt("p1", "go"))
+	resp := func(uuid, id string, in, out int64) Entry {
+		return Entry{Type: EntryAssistant, UUID: uuid, Message: &Message{ID: id, Model: "m", Content: Content{Blocks: []Block{{Type: BlockText, Text: "x"}}},
+			Usage: &MessageUsage{InputTokens: in, OutputTokens: out, CacheReadInputTokens: 5}}}
+	}
+	b.Add(resp("a1", "msg1", 10, 20))
+	b.Add(resp("a2", "msg1", 10, 20)) // the same response's next block
+	ch := b.Add(resp("a3", "msg2", 1, 2))
+	var p *TimelineItem
+	for i := range ch {
+		if ch[i].ID == "p1" {
+			p = &ch[i]
+		}
+	}
+	if p == nil || p.Tokens == nil {
+		t.Fatalf("the prompt did not change: %+v", ch)
+	}
+	if tk := *p.Tokens; tk.Input != 11 || tk.Output != 22 || tk.CacheRead != 10 || tk.Responses != 2 {
+		t.Errorf("tokens %+v", tk)
+	}
+	b.Add(prompt("p2", "again"))
+	items := b.Items()
+	if last := items[len(items)-1]; last.ID != "p2" || last.Tokens != nil {
+		t.Errorf("the next turn starts at nothing: %+v", last)
+	}
+}

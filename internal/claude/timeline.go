@@ -45,6 +45,10 @@ type TimelineBuilder struct {
 	// turn is the index+1 of the current turn's prompt item, 0 before
 	// the first (turnfiles.go).
 	turn int
+	// counted is the id of the last API response whose usage the turn
+	// counted (Claude writes one entry per content block, each with the
+	// response's usage).
+	counted string
 }
 
 // Timeline builds the whole timeline of a list of entries.
@@ -130,6 +134,9 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 			add(TimelineItem{Kind: KindAPIError, Text: m.Content.Text(), Status: e.APIErrorStatus})
 			return changed
 		}
+		if p, ok := b.countUsage(m); ok {
+			changed = append(changed, p)
+		}
 		if m.Content.IsString && strings.TrimSpace(m.Content.String) != "" {
 			add(TimelineItem{Kind: KindText, Text: m.Content.String})
 		}
@@ -163,6 +170,28 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 		}
 	}
 	return changed
+}
+
+// countUsage adds an API response's tokens to its turn's prompt, once per
+// response.
+func (b *TimelineBuilder) countUsage(m *Message) (TimelineItem, bool) {
+	if b.turn == 0 || m.Usage == nil || m.ID == "" || m.ID == b.counted || m.Model == SyntheticModel {
+		return TimelineItem{}, false
+	}
+	b.counted = m.ID
+	it := b.items[b.turn-1]
+	t := api.TurnTokens{}
+	if it.Tokens != nil {
+		t = *it.Tokens
+	}
+	t.Input += m.Usage.InputTokens
+	t.Output += m.Usage.OutputTokens
+	t.CacheRead += m.Usage.CacheReadInputTokens
+	t.CacheCreation += m.Usage.CacheCreationInputTokens
+	t.Responses++
+	it.Tokens = &t
+	b.items[b.turn-1] = it
+	return it, true
 }
 
 // maxPatchLines bounds the lines of a tool's patch kept for the timeline

@@ -612,6 +612,11 @@ export interface TimelineItem {
    * editing tools (api/git.go, TurnFile), in the order first changed.
    */
   files?: TurnFile[];
+  /**
+   * Tokens are, on a prompt, what its turn's API responses used, as
+   * their usage says (each response counted once).
+   */
+  tokens?: TurnTokens;
 }
 
 /** GitFile is one changed path of a GitStatus. */
@@ -780,6 +785,15 @@ export interface TurnFile {
    */
   edits: number;
   created?: boolean;
+}
+
+/** TurnTokens sums the usage of a turn's API responses. */
+export interface TurnTokens {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_creation: number;
+  responses: number;
 }
 
 /**
