@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,12 @@ func TestBrowserTimelineRich(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`(() => { const l = document.querySelector('[data-testid="live-tail"]'); return !!l && l.textContent.includes('Running Bash: sleep 4; echo slept'); })()`, chromedp.WithPollingInterval(50*time.Millisecond)))
 	// Each finished turn says how long it took.
 	turns(3)
+
+	// And what it used.
+	tk := get(t, ctx, 5*time.Second, "turn tokens", chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="turn-tokens"]')].map(e => e.textContent)`))
+	if len(tk) != 3 || !regexp.MustCompile(`^ · [0-9.]+k? in, [0-9.]+k? out$`).MatchString(tk[0]) {
+		t.Errorf("turn tokens %q", tk)
+	}
 
 	// Search, and jump to a prompt.
 	within(t, ctx, 10*time.Second, "search",

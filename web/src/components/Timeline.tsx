@@ -15,7 +15,9 @@ import { Icon } from './Icon';
 
 function signature(it: TimelineItem): string {
   const t = it.tool;
-  return `${it.kind}|${it.text?.length ?? 0}|${it.status ?? ''}|${t ? `${t.done}|${t.is_error}|${t.result?.length ?? 0}|${t.truncated}` : ''}`;
+  const tk = it.tokens;
+  const files = it.files?.reduce((n, f) => n + f.edits, 0) ?? 0;
+  return `${it.kind}|${it.text?.length ?? 0}|${it.status ?? ''}|${files}|${tk ? `${tk.responses}/${tk.output}` : ''}|${t ? `${t.done}|${t.is_error}|${t.result?.length ?? 0}|${t.truncated}` : ''}`;
 }
 
 /** The readable view of a session's transcript, with the prompt box under it. */
@@ -234,6 +236,13 @@ function LiveTail(props: { s: Session; items: TimelineItem[] | null }) {
   return null;
 }
 
+/** A token count, short: 950, 12.3k, 1.2M. */
+function tokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
 /** Each finished turn's length in seconds, by its prompt's id (the running one is left out). */
 function turnTimes(items: TimelineItem[] | null, busy: boolean): Map<string, number> {
   const out = new Map<string, number>();
@@ -272,12 +281,21 @@ class Item extends Component<{ item: TimelineItem; took?: number }> {
         return (
           <div class="tl-item tl-prompt" data-kind="prompt">
             <div class="bubble">{it.text}</div>
-            {(time || took !== undefined) && (
+            {(time || took !== undefined || it.tokens) && (
               <div class="tl-time">
                 {time}
                 {took !== undefined && (
                   <span data-testid="turn-time" title="How long the turn took">
                     {time ? ' · ' : ''}took {clock(took)}
+                  </span>
+                )}
+                {it.tokens && (
+                  <span
+                    data-testid="turn-tokens"
+                    title={`Tokens of this turn's ${it.tokens.responses} API response${it.tokens.responses === 1 ? '' : 's'}: ${it.tokens.input} input, ${it.tokens.cache_read} read from the cache, ${it.tokens.cache_creation} written to it, ${it.tokens.output} output`}
+                  >
+                    {' · '}
+                    {tokens(it.tokens.input + it.tokens.cache_read + it.tokens.cache_creation)} in, {tokens(it.tokens.output)} out
                   </span>
                 )}
               </div>
