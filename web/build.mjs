@@ -40,6 +40,13 @@ await Promise.all([
     jsxImportSource: 'preact',
     loader: { '.woff': 'file', '.woff2': 'file' },
   }),
+  // The syntax highlighter: loaded by the page on first use (src/highlight.ts).
+  esbuild.build({
+    ...common,
+    entryPoints: { hl: join(here, 'src/hl.ts') },
+    outdir: out,
+    format: 'iife',
+  }),
   esbuild.build({
     ...common,
     entryPoints: { sw: join(here, 'src/sw.ts') },
@@ -54,7 +61,7 @@ for (const f of ['index.html', 'manifest.webmanifest', 'icon.svg']) {
 writeFileSync(join(out, 'icon-192.png'), drawIcon(192));
 writeFileSync(join(out, 'icon-512.png'), drawIcon(512));
 
-for (const f of ['app.js', 'app.css', 'sw.js', 'index.html']) {
+for (const f of ['app.js', 'app.css', 'hl.js', 'sw.js', 'index.html']) {
   if (!existsSync(join(out, f))) throw new Error(`build: ${f} is missing`);
 }
 const sizes = readdirSync(out)

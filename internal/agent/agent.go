@@ -349,6 +349,12 @@ func (a *Agent) Close() error {
 	return nil
 }
 
+// ClaudeInstalled says whether the agent finds the claude it would start.
+func (a *Agent) ClaudeInstalled() bool {
+	_, err := a.lookPath(a.cfg.ClaudeBin)
+	return err == nil
+}
+
 // Version describes the agent.
 func (a *Agent) Version(ctx context.Context) api.VersionInfo {
 	b := version.Get()

@@ -79,11 +79,11 @@ func (a *views) OpenTerminal(ctx context.Context, id string, cols, rows int, res
 	replaces := a.streams.TakeRedrawn(id)
 	a.fitWindow(ctx, id, cols, rows)
 	scrolled := a.scrolledSince(ctx, id, cols, rows)
-	prefill := a.scrollback(ctx, id)
+	prefill := a.scrollback(ctx, id, rows)
 	env := append(a.tmux.Env(), "TERM=xterm-256color", "COLORTERM=truecolor")
 	st, err := term.Start(term.Options{Argv: a.tmux.AttachCommand(id), Env: env, Cols: cols, Rows: rows, Prefill: prefill,
 		Suspend: a.suspendViewer, Activity: a.tmuxActivity, Scrolled: scrolled, Replaces: replaces,
-		Stats: &a.termStats})
+		Stats: &a.termStats, WindowSize: a.windowSize(id)})
 	if err != nil {
 		for _, old := range replaces {
 			old.Close()
@@ -144,6 +144,25 @@ func (a *views) scrolledSince(ctx context.Context, id string, cols, rows int) fu
 	}
 }
 
+// windowSize returns the size of a session's window, for a stream to report
+// to its viewer: with several viewers, the one that typed (or attached, or
+// resized) last sizes it, and the others draw at that size (docs/web-protocol.md).
+func (a *views) windowSize(id string) func() (int, int, error) {
+	return func() (int, int, error) {
+		tm, target, err := a.panes.terminal(id)
+		if err != nil {
+			return 0, 0, err
+		}
+		ctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
+		defer cancel()
+		p, err := tm.PaneInfo(ctx, target)
+		if err != nil {
+			return 0, 0, err
+		}
+		return p.Width, p.Height, nil
+	}
+}
+
 // suspendViewer stops tmux drawing to a viewer's client during a flood
 // (see package term): rendering every line for a client costs the tmux
 // server, which is what a flood waits on, 15-30% more time.
@@ -170,8 +189,12 @@ func (a *views) tmuxActivity() (uint64, error) {
 
 // scrollback is the session's tmux history (not the visible screen, which
 // the attach draws), as terminal output, followed by enough newlines to
-// push it into the viewer's scrollback before the attach clears the screen.
-func (a *views) scrollback(ctx context.Context, id string) []byte {
+// push it into the viewer's scrollback before the attach clears the screen:
+// one screen of them (rows). More would stay in the viewer's scrollback as
+// blank lines between the history and the live screen: a fixed 200 left
+// 155 of them on a 45-row terminal, after every reload and every redraw
+// (such as the one after /compact).
+func (a *views) scrollback(ctx context.Context, id string, rows int) []byte {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	hist, err := a.tmux.Capture(ctx, id, tmux.CaptureOptions{Escapes: true, History: prefillLines, HistoryOnly: true})
@@ -191,8 +214,19 @@ func (a *views) scrollback(ctx context.Context, id string) []byte {
 		b.WriteString(l)
 		b.WriteString("\x1b[0m\r\n")
 	}
-	b.WriteString(strings.Repeat("\r\n", 200))
+	b.WriteString(strings.Repeat("\r\n", pushLines(rows)))
 	return b.Bytes()
+}
+
+// pushLines is how many newlines push a terminal's whole screen of rows
+// into its scrollback: rows-1 scroll every line off the screen, and one more
+// leaves a blank line between the history and the live screen.
+// The stream's defaults and bounds are term's (clampSize).
+func pushLines(rows int) int {
+	if rows <= 0 {
+		rows = 40
+	}
+	return min(max(rows, 5), 500)
 }
 
 // Capture returns the visible screen, with history lines of scrollback.

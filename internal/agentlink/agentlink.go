@@ -117,7 +117,10 @@ func Serve(ctx context.Context, c link.Conn, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	welcome, err := link.ClientHello(ctx, c, Answer(o.Key, o.Host, Hello()))
+	hello := Hello()
+	// Whether this machine can start Claude, for the dashboard's banner.
+	hello.NoClaude = o.Agent != nil && !o.Agent.ClaudeInstalled()
+	welcome, err := link.ClientHello(ctx, c, Answer(o.Key, o.Host, hello))
 	if err != nil {
 		c.Close(link.StatusProtocolError, "handshake failed")
 		return fmt.Errorf("handshake: %w", err)

@@ -33,6 +33,18 @@ type TimelineItem struct {
 	// Files are, on a prompt, the files its turn changed through Claude's
 	// editing tools (api/git.go, TurnFile), in the order first changed.
 	Files []TurnFile `json:"files,omitempty"`
+	// Tokens are, on a prompt, what its turn's API responses used, as
+	// their usage says (each response counted once).
+	Tokens *TurnTokens `json:"tokens,omitempty"`
+}
+
+// TurnTokens sums the usage of a turn's API responses.
+type TurnTokens struct {
+	Input         int64 `json:"input"`
+	Output        int64 `json:"output"`
+	CacheRead     int64 `json:"cache_read"`
+	CacheCreation int64 `json:"cache_creation"`
+	Responses     int   `json:"responses"`
 }
 
 // ToolCall is a tool call and, once it arrived, its result.
@@ -49,6 +61,23 @@ type ToolCall struct {
 	// Edits are the changes of an Edit, MultiEdit or Write call, for a
 	// diff view.
 	Edits []FileEdit `json:"edits,omitempty"`
+	// Patch is Claude's own patch of the change, once the result arrived
+	// (toolUseResult.structuredPatch): hunks with the file's real line
+	// numbers, which the edit alone does not know. At most maxPatchLines
+	// lines in all (internal/claude); PatchCut says some were left out.
+	Patch    []PatchHunk `json:"patch,omitempty"`
+	PatchCut bool        `json:"patch_cut,omitempty"`
+}
+
+// PatchHunk is one hunk of a patch: where it starts in the old and the new
+// file (1-based), how many lines it spans in each, and its lines, each
+// starting with ' ', '-' or '+'.
+type PatchHunk struct {
+	OldStart int      `json:"old_start"`
+	OldLines int      `json:"old_lines"`
+	NewStart int      `json:"new_start"`
+	NewLines int      `json:"new_lines"`
+	Lines    []string `json:"lines"`
 }
 
 // FileEdit is one text replacement in a file. For Write, Old is empty and

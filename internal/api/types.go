@@ -371,6 +371,9 @@ type Device struct {
 	OS       string    `json:"os,omitempty"`
 	Version  string    `json:"version,omitempty"`
 	LastSeen time.Time `json:"last_seen,omitzero"`
+	// ClaudeMissing: the machine's agent found no claude to start when it
+	// connected (the dashboard shows how to install it).
+	ClaudeMissing bool `json:"claude_missing,omitempty"`
 	// Key is the fingerprint of the key the machine proves on every
 	// connection (SHA256:…); empty until it enrols.
 	Key string `json:"key,omitempty"`

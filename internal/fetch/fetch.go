@@ -3,7 +3,9 @@
 //
 // A URL is either http(s) (typically a presigned URL, fetched with a plain
 // GET) or s3://bucket/key (fetched with minio-go and the agent's
-// credentials, see S3Config). The target is a path relative to the
+// credentials, see S3Config), or data:<type>;base64,<data>: the file itself,
+// as the browser sends an upload or a pasted screenshot (the request's size
+// limit bounds it). The target is a path relative to the
 // directory; it may not leave it, lexically (absolute paths, `..`) or
 // through a symlink that resolves outside it.
 //

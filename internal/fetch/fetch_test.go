@@ -601,3 +601,30 @@ func TestS3ConfigFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// A data: URL is the file itself (an upload from the browser): saved by
+// the same rules, and it needs a path.
+func TestDataURL(t *testing.T) {
+	dir := t.TempDir()
+	res, err := Download(testCtx(t), "data:image/png;base64,aGVsbG8=", dir, "shot.png", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "shot.png")); string(b) != "hello" || res.Size != 5 {
+		t.Errorf("saved %q (%+v)", b, res)
+	}
+	if _, err := Download(testCtx(t), "data:image/png;base64,aGVsbG8=", dir, "shot.png", Options{}); !errors.Is(err, ErrExists) {
+		t.Errorf("second save: %v, want ErrExists", err)
+	}
+	if _, err := Download(testCtx(t), "data:;base64,aGVsbG8=", dir, "../out.png", Options{}); err == nil {
+		t.Error("a data: url escaped the directory")
+	}
+	if _, err := Download(testCtx(t), "data:;base64,aGVsbG8=", dir, "", Options{}); !errors.Is(err, ErrBadPath) {
+		t.Errorf("no path: %v", err)
+	}
+	for _, u := range []string{"data:text/plain,hello", "data:;base64,@@@", "data:"} {
+		if _, err := Download(testCtx(t), u, dir, "x", Options{}); !errors.Is(err, ErrBadURL) {
+			t.Errorf("Download(%q) = %v, want ErrBadURL", u, err)
+		}
+	}
+}

@@ -402,7 +402,7 @@ func (rt *remoteTerm) Resize(cols, rows int) error {
 	return rt.send(b)
 }
 
-func (rt *remoteTerm) AddViewer() {}
+func (rt *remoteTerm) AddViewer()  {}
 func (rt *remoteTerm) DropViewer() { rt.Close() }
 
 func (rt *remoteTerm) Close() error {
@@ -530,6 +530,6 @@ func (r *roamTerm) Resize(cols, rows int) error {
 	return r.current().Resize(cols, rows)
 }
 
-func (r *roamTerm) AddViewer()  { r.current().AddViewer() }
-func (r *roamTerm) DropViewer() { r.current().DropViewer() }
+func (r *roamTerm) AddViewer()   { r.current().AddViewer() }
+func (r *roamTerm) DropViewer()  { r.current().DropViewer() }
 func (r *roamTerm) Close() error { return r.current().Close() }

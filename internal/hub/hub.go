@@ -703,7 +703,7 @@ func (h *Hub) DevicesOf(user string) []api.Device {
 // apiDevice is the device as its owner sees it.
 func (d *device) apiDevice() api.Device {
 	return api.Device{ID: d.info.ID, Name: d.info.Name, Online: d.peer != nil, Hostname: d.hello.Hostname,
-		OS: d.hello.OS, Version: d.hello.Version, LastSeen: d.lastSeen, Key: fingerprint(d.key), Conflict: d.shownConflict()}
+		OS: d.hello.OS, Version: d.hello.Version, ClaudeMissing: d.hello.NoClaude, LastSeen: d.lastSeen, Key: fingerprint(d.key), Conflict: d.shownConflict()}
 }
 
 // deviceChangedLocked publishes a device's state on its owner's bus (a

@@ -75,6 +75,8 @@ type Msg struct {
 	OS       string `json:"os,omitempty"`
 	Arch     string `json:"arch,omitempty"`
 	Version  string `json:"version,omitempty"`
+	// NoClaude: the agent found no claude to start when it connected.
+	NoClaude bool   `json:"no_claude,omitempty"`
 	Host     string `json:"host,omitempty"`
 	Sig      string `json:"sig,omitempty"`
 
@@ -129,7 +131,7 @@ func (m Msg) MarshalJSON() ([]byte, error) {
 	w := wireMsg{
 		T: m.T, ID: m.ID,
 		Nonce: m.Nonce, HubID: m.HubID,
-		Protocol: m.Protocol, Hostname: m.Hostname, OS: m.OS, Arch: m.Arch, Version: m.Version,
+		Protocol: m.Protocol, Hostname: m.Hostname, OS: m.OS, Arch: m.Arch, Version: m.Version, NoClaude: m.NoClaude,
 		Host: m.Host, Sig: m.Sig,
 		DeviceID: m.DeviceID, DeviceName: m.DeviceName, HubVersion: m.HubVersion, HeartbeatMS: m.HeartbeatMS, Enrolled: m.Enrolled,
 		Event: m.Event,
@@ -169,6 +171,7 @@ type wireMsg struct {
 	OS          string          `json:"os,omitempty"`
 	Arch        string          `json:"arch,omitempty"`
 	Version     string          `json:"version,omitempty"`
+	NoClaude    bool            `json:"no_claude,omitempty"`
 	Host        string          `json:"host,omitempty"`
 	Sig         string          `json:"sig,omitempty"`
 	DeviceID    string          `json:"device_id,omitempty"`

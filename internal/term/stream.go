@@ -127,7 +127,8 @@ type Stream struct {
 	// reading it is not behind the terminal.
 	prefillEnd uint64
 	// waits counts the producer's waits for the viewer (tests await it).
-	waits int
+	waits    int
+	utf8Left int
 	// rows is the terminal's height; lfRun counts the newlines in a row at
 	// the end of the output so far.
 	rows  int
@@ -147,6 +148,15 @@ type Stream struct {
 	// redrawn: the stream asked its viewer for a redraw; the viewer moves
 	// to a fresh stream, which replaces this one (Options.Replaces).
 	redrawn bool
+	// vt is where the output so far leaves a terminal parser, so that a
+	// size report goes in only between sequences and characters;
+	// pendingSize is a report waiting for such a point.
+	vt          vtState
+	pendingSize []byte
+	// done is closed when the stream closes; poke wakes the window-size
+	// watcher after a Resize.
+	done chan struct{}
+	poke chan struct{}
 
 	// Close runs once, whoever calls it (the viewer, the registry, the
 	// stream that replaces this one); later calls wait for it.
@@ -188,6 +198,12 @@ type Options struct {
 	// so the viewer lacks them (the attach draws only the screen): the
 	// stream asks for a redraw once the output is quiet, as after a lag.
 	Scrolled func() bool
+	// WindowSize, when set, returns the size of the window the terminal
+	// shows (which another viewer may have set: tmux's window-size latest).
+	// The stream polls it and reports each change in its output as
+	// OSC 6973 ("ESC ] 6973 ; cols ; rows BEL"), in order with the output,
+	// so that the viewer can draw at the window's size (docs/web-protocol.md).
+	WindowSize func() (cols, rows int, err error)
 	// Replaces are streams of the same terminal that asked for a redraw
 	// (Registry.TakeRedrawn). They stay attached until this one's first
 	// output, and then close: closed first, they could let the window
@@ -227,7 +243,8 @@ func Start(opts Options) (*Stream, error) {
 	s := &Stream{ID: hex.EncodeToString(id[:]), cmd: cmd, pty: ptmx, tty: tty, suspend: opts.Suspend, activity: opts.Activity, scrolled: opts.Scrolled,
 		floodBytes: opts.FloodBytes,
 		replaces:   opts.Replaces, stats: opts.Stats,
-		ring: make([]byte, RingSize), wake: make(chan struct{}), rows: rows, idleSince: time.Now()}
+		ring: make([]byte, RingSize), wake: make(chan struct{}), rows: rows, idleSince: time.Now(),
+		done: make(chan struct{}), poke: make(chan struct{}, 1)}
 	if len(opts.Prefill) > 0 {
 		s.appendLocked(opts.Prefill)
 		// The scrollback ends with newlines that push it up: by design.
@@ -239,7 +256,140 @@ func Start(opts Options) (*Stream, error) {
 		defer s.wg.Done()
 		s.pump()
 	}()
+	if opts.WindowSize != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.watchSize(opts.WindowSize)
+		}()
+	}
 	return s, nil
+}
+
+// How often the window-size watcher asks: every sizePoll, and every
+// sizePollFast for sizeFastFor after this stream's own Resize (the
+// window follows it within milliseconds; another viewer's change shows
+// within sizePoll).
+const (
+	sizePoll     = 500 * time.Millisecond
+	sizePollFast = 50 * time.Millisecond
+	sizeFastFor  = time.Second
+)
+
+// SizeOSC is the OSC number of a window-size report.
+const SizeOSC = 6973
+
+// watchSize reports the window's size in the output whenever it changes.
+func (s *Stream) watchSize(size func() (int, int, error)) {
+	var lastC, lastR int
+	fastUntil := time.Now().Add(sizeFastFor)
+	for {
+		if c, r, err := size(); err == nil && c > 0 && r > 0 && (c != lastC || r != lastR) {
+			lastC, lastR = c, r
+			s.mu.Lock()
+			s.pendingSize = fmt.Appendf(nil, "\x1b]%d;%d;%d\x07", SizeOSC, c, r)
+			if s.vt == vtGround {
+				s.flushSizeLocked()
+			}
+			s.mu.Unlock()
+		}
+		wait := sizePoll
+		if time.Now().Before(fastUntil) {
+			wait = sizePollFast
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-s.done:
+			t.Stop()
+			return
+		case <-s.poke:
+			fastUntil = time.Now().Add(sizeFastFor)
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// flushSizeLocked appends the pending size report.
+func (s *Stream) flushSizeLocked() {
+	p := s.pendingSize
+	s.pendingSize = nil
+	s.appendLocked(p)
+}
+
+// vtState is a terminal parser's state, as far as a report needs it.
+type vtState uint8
+
+const (
+	vtGround    vtState = iota
+	vtUTF8              // inside a multi-byte character
+	vtEsc               // after ESC
+	vtEscInter          // ESC and intermediates
+	vtCSI               // ESC [ ...
+	vtString            // OSC, DCS, APC, PM, SOS: until BEL or ST
+	vtStringEsc         // ESC inside a string (ST's first byte)
+)
+
+// stepVT follows output through a terminal parser's states. utf8Left
+// counts the continuation bytes still due in vtUTF8.
+func stepVT(st vtState, utf8Left *int, p []byte) vtState {
+	for _, b := range p {
+		switch st {
+		case vtGround, vtUTF8:
+			switch {
+			case st == vtUTF8 && b&0xC0 == 0x80:
+				if *utf8Left--; *utf8Left == 0 {
+					st = vtGround
+				}
+				continue
+			case b == 0x1b:
+				st = vtEsc
+			case b >= 0xF0 && b < 0xF8:
+				st, *utf8Left = vtUTF8, 3
+			case b >= 0xE0 && b < 0xF0:
+				st, *utf8Left = vtUTF8, 2
+			case b >= 0xC0 && b < 0xE0:
+				st, *utf8Left = vtUTF8, 1
+			default:
+				st = vtGround
+			}
+		case vtEsc:
+			switch {
+			case b == '[':
+				st = vtCSI
+			case b == ']' || b == 'P' || b == 'X' || b == '^' || b == '_':
+				st = vtString
+			case b >= 0x20 && b <= 0x2F:
+				st = vtEscInter
+			case b == 0x1b:
+			default:
+				st = vtGround
+			}
+		case vtEscInter:
+			if b < 0x20 || b > 0x2F {
+				st = vtGround
+			}
+		case vtCSI:
+			if b >= 0x40 && b <= 0x7E {
+				st = vtGround
+			} else if b == 0x1b {
+				st = vtEsc
+			}
+		case vtString:
+			if b == 0x07 {
+				st = vtGround
+			} else if b == 0x1b {
+				st = vtStringEsc
+			}
+		case vtStringEsc:
+			if b == '\\' {
+				st = vtGround
+			} else if b != 0x1b {
+				st = vtString
+			}
+		}
+	}
+	return st
 }
 
 // startPTY runs cmd on a new PTY of the given size as pty.StartWithSize
@@ -298,6 +448,7 @@ func (s *Stream) appendLocked(p []byte) {
 			s.lfRun = 0
 		}
 	}
+	s.vt = stepVT(s.vt, &s.utf8Left, p)
 	for len(p) > 0 {
 		i := int(s.end % RingSize)
 		n := copy(s.ring[i:], p)
@@ -306,6 +457,9 @@ func (s *Stream) appendLocked(p []byte) {
 	}
 	if s.end-s.start > RingSize {
 		s.start = s.end - RingSize
+	}
+	if s.pendingSize != nil && s.vt == vtGround {
+		s.flushSizeLocked()
 	}
 	s.wakeLocked()
 }
@@ -505,6 +659,7 @@ func (s *Stream) closeLocked(err error) {
 		return
 	}
 	s.closed = true
+	close(s.done)
 	if errors.Is(err, io.EOF) || errors.Is(err, syscall.EIO) {
 		err = nil // the PTY's other side went away: a normal end
 	}
@@ -585,6 +740,10 @@ func (s *Stream) Resize(cols, rows int) error {
 	s.mu.Lock()
 	s.rows = rows
 	s.mu.Unlock()
+	select {
+	case s.poke <- struct{}{}:
+	default:
+	}
 	return pty.Setsize(s.pty, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -460,5 +461,53 @@ func TestRegistrySweepsUnviewed(t *testing.T) {
 	r.Sweep(now.Add(2 * time.Minute))
 	if closed, _ := s.Closed(); !closed || r.Count() != 0 {
 		t.Fatal("a stream nobody ever viewed outlived the grace period")
+	}
+}
+
+// A change of the window's size shows in the output as an OSC 6973
+// report, between sequences and characters, never inside one.
+func TestStreamReportsWindowSize(t *testing.T) {
+	var mu sync.Mutex
+	cols, rows := 80, 24
+	size := func() (int, int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return cols, rows, nil
+	}
+	s, err := Start(Options{Argv: []string{"/bin/sh"}, Env: []string{"PATH=/bin:/usr/bin", "PS1=$ "}, Cols: 80, Rows: 24, WindowSize: size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, off := readUntil(t, s, 0, "\x1b]6973;80;24\x07", 5*time.Second)
+	mu.Lock()
+	cols, rows = 142, 40
+	mu.Unlock()
+	s.Resize(142, 40)
+	readUntil(t, s, off, "\x1b]6973;142;40\x07", 5*time.Second)
+}
+
+func TestStepVT(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want vtState
+	}{
+		{"abc", vtGround},
+		{"a\x1b", vtEsc},
+		{"\x1b[3", vtCSI},
+		{"\x1b[31m", vtGround},
+		{"\x1b]0;title", vtString},
+		{"\x1b]0;title\x07", vtGround},
+		{"\x1bP1$r\x1b", vtStringEsc},
+		{"\x1bP1$r\x1b\\", vtGround},
+		{"é"[:1], vtUTF8},
+		{"é", vtGround},
+		{"€"[:2], vtUTF8},
+		{"\x1b(B", vtGround},
+	} {
+		n := 0
+		if got := stepVT(vtGround, &n, []byte(c.in)); got != c.want {
+			t.Errorf("stepVT(%q) = %d, want %d", c.in, got, c.want)
+		}
 	}
 }

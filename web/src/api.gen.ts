@@ -345,6 +345,11 @@ export interface Device {
   version?: string;
   last_seen?: string;
   /**
+   * ClaudeMissing: the machine's agent found no claude to start when it
+   * connected (the dashboard shows how to install it).
+   */
+  claude_missing?: boolean;
+  /**
    * Key is the fingerprint of the key the machine proves on every
    * connection (SHA256:…); empty until it enrols.
    */
@@ -627,6 +632,11 @@ export interface TimelineItem {
    * editing tools (api/git.go, TurnFile), in the order first changed.
    */
   files?: TurnFile[];
+  /**
+   * Tokens are, on a prompt, what its turn's API responses used, as
+   * their usage says (each response counted once).
+   */
+  tokens?: TurnTokens;
 }
 
 /** GitFile is one changed path of a GitStatus. */
@@ -785,6 +795,14 @@ export interface ToolCall {
    * diff view.
    */
   edits?: FileEdit[];
+  /**
+   * Patch is Claude's own patch of the change, once the result arrived
+   * (toolUseResult.structuredPatch): hunks with the file's real line
+   * numbers, which the edit alone does not know. At most maxPatchLines
+   * lines in all (internal/claude); PatchCut says some were left out.
+   */
+  patch?: PatchHunk[];
+  patch_cut?: boolean;
 }
 
 /**
@@ -807,6 +825,15 @@ export interface TurnFile {
    */
   edits: number;
   created?: boolean;
+}
+
+/** TurnTokens sums the usage of a turn's API responses. */
+export interface TurnTokens {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_creation: number;
+  responses: number;
 }
 
 /**
@@ -834,6 +861,19 @@ export interface FileEdit {
   old: string;
   new: string;
   replace_all?: boolean;
+}
+
+/**
+ * PatchHunk is one hunk of a patch: where it starts in the old and the new
+ * file (1-based), how many lines it spans in each, and its lines, each
+ * starting with ' ', '-' or '+'.
+ */
+export interface PatchHunk {
+  old_start: number;
+  old_lines: number;
+  new_start: number;
+  new_lines: number;
+  lines: string[] | null;
 }
 
 /** Every operation with an API route: its HTTP method and path ({id}: the session's id). */

@@ -2,6 +2,7 @@
 // device, device_removed, notification, resync; ?since= on reconnect; a gap or a resync reconnects for a snapshot;
 // 45 s of silence (the server pings every 15 s) reconnects.
 
+import { noteProbeError, noteReached } from './reach';
 import { batch } from '@preact/signals';
 import { api, ApiError, reportUnauthorized, wsURL } from './api';
 import { notifyEvent } from './notify';
@@ -109,6 +110,7 @@ export class EventsClient {
     ws.onopen = () => {
       if (this.socket !== ws) return;
       this.opened = true;
+      noteReached();
       this.connects++;
       this.attempts = 0;
       this.armSilence();
@@ -152,8 +154,12 @@ export class EventsClient {
 
   private checkAuth(): void {
     api.me().then(
-      () => this.scheduleRetry(),
+      () => {
+        noteReached();
+        this.scheduleRetry();
+      },
       (e) => {
+        noteProbeError(e);
         if (e instanceof ApiError && e.status === 401) {
           reportUnauthorized(e.body);
           this.stop();

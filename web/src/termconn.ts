@@ -128,9 +128,10 @@ export class TermConn {
     this.sendFrame(T_INPUT, b, true);
   }
 
-  resize(cols: number, rows: number): void {
+  /** force: send even when the size is the same (taking the window back from another viewer). */
+  resize(cols: number, rows: number, force = false): void {
     if (cols < 1 || rows < 1) return;
-    if (cols === this.cols && rows === this.rows) return;
+    if (cols === this.cols && rows === this.rows && !force) return;
     this.cols = cols;
     this.rows = rows;
     this.sendResize();

@@ -13,6 +13,61 @@ export const ctrlArmed = signal(false);
 
 const RESET = Symbol('reset');
 type Chunk = Uint8Array | typeof RESET;
+/** The OSC the server reports the window's size with (docs/web-protocol.md). */
+const SIZE_OSC = 6973;
+/** After this viewer sized the window, reports of another size wait this long (they may predate it). */
+const CLAIM_GRACE = 1200;
+/** The smallest font a viewer shrinks to while it follows a larger window. */
+const MIN_FONT = 4;
+const COPY_ON_SELECT = 'corral.copyOnSelect';
+
+/** Copy-on-select, remembered in this browser. */
+export const copyOnSelect = signal(readCopyOnSelect());
+
+function readCopyOnSelect(): boolean {
+  try {
+    return localStorage.getItem(COPY_ON_SELECT) === '1';
+  } catch {
+    return false;
+  }
+}
+
+export function setCopyOnSelect(on: boolean): void {
+  copyOnSelect.value = on;
+  try {
+    localStorage.setItem(COPY_ON_SELECT, on ? '1' : '0');
+  } catch {
+    /* private mode */
+  }
+}
+
+/** Put text on the clipboard: the async API, or a hidden textarea where it is missing. */
+export async function copyText(text: string): Promise<boolean> {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch {
+    /* fall back */
+  }
+  const ta = document.createElement('textarea');
+  ta.value = text;
+  ta.setAttribute('readonly', '');
+  ta.style.position = 'fixed';
+  ta.style.opacity = '0';
+  document.body.appendChild(ta);
+  ta.select();
+  let ok = false;
+  try {
+    ok = document.execCommand('copy');
+  } catch {
+    ok = false;
+  }
+  ta.remove();
+  return ok;
+}
+
 /** Coalesce queued output into writes of at most this many bytes. */
 const MAX_WRITE = 256 * 1024;
 
@@ -79,12 +134,28 @@ export class TermController {
   private fitQueued = false;
   private disposed = false;
   private mq = window.matchMedia('(prefers-color-scheme: light)');
+  /**
+   * Whether this viewer sizes the window. tmux gives the window the size of the client that
+   * attached, typed or resized last; the others follow it: they draw at the window's size,
+   * with a smaller font when it is larger than their screen (docs/web-protocol.md).
+   */
+  readonly driving = signal(true);
+  /** The window's size as the server last reported it. */
+  readonly window = signal<{ cols: number; rows: number } | null>(null);
+  /** The viewport is scrolled up from the live screen. */
+  readonly scrolledUp = signal(false);
+  /** Text is selected in the terminal. */
+  readonly selection = signal(false);
+  /** Until then, a report of another size may predate this viewer's own resize. */
+  private claimedAt = 0;
+  private claimTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     readonly sessionId: string,
     private el: HTMLElement,
-    fontSize: number,
+    private baseFont: number,
   ) {
+    const fontSize = baseFont;
     this.term = new Terminal({
       scrollback: 10000,
       fontFamily: 'ui-monospace, "SFMono-Regular", "JetBrains Mono", "Cascadia Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace',
@@ -106,7 +177,103 @@ export class TermController {
       if (!this.offline.peek()) this.conn?.inputBinary(d);
     });
     this.term.onResize(({ cols, rows }) => this.conn?.resize(cols, rows));
+    this.term.parser.registerOscHandler(SIZE_OSC, (data) => {
+      const m = /^(\d{1,4});(\d{1,4})$/.exec(data);
+      if (m) this.onWindowSize(Number(m[1]), Number(m[2]));
+      return true;
+    });
+    const scrolled = () => {
+      const b = this.term.buffer.active;
+      const up = b.viewportY < b.baseY;
+      if (up !== this.scrolledUp.peek()) this.scrolledUp.value = up;
+    };
+    this.term.onScroll(scrolled);
+    this.term.onWriteParsed(scrolled);
+    this.term.onSelectionChange(() => {
+      const has = this.term.hasSelection();
+      this.selection.value = has;
+      if (has && copyOnSelect.peek()) void copyText(this.term.getSelection());
+    });
+    // Ctrl+Shift+C copies (Ctrl+C stays the interrupt); Ctrl+Shift+V is the browser's paste.
+    this.term.attachCustomKeyEventHandler((e) => {
+      if (e.ctrlKey && e.shiftKey && !e.altKey && !e.metaKey && e.code === 'KeyC') {
+        e.preventDefault();
+        if (e.type === 'keydown') void this.copySelection();
+        return false;
+      }
+      return true;
+    });
     this.mq.addEventListener('change', this.onScheme);
+  }
+
+  /** Copy the selection; false when there is none or the browser refused. */
+  async copySelection(): Promise<boolean> {
+    const t = this.term.getSelection();
+    if (!t) return false;
+    return copyText(t);
+  }
+
+  scrollToLive(): void {
+    this.term.scrollToBottom();
+    this.scrolledUp.value = false;
+  }
+
+  /** The cols x rows this viewer's screen holds at its own font. */
+  private ownSize(): { cols: number; rows: number } | null {
+    const cur = this.term.options.fontSize ?? this.baseFont;
+    const d = this.fit.proposeDimensions();
+    if (!d || !Number.isFinite(d.cols) || !Number.isFinite(d.rows)) return null;
+    if (cur === this.baseFont) return { cols: d.cols, rows: d.rows };
+    // Measured at the current font: scale to the base one.
+    const k = cur / this.baseFont;
+    return { cols: Math.max(2, Math.floor(d.cols * k)), rows: Math.max(1, Math.floor(d.rows * k)) };
+  }
+
+  /** The server says the window is cols x rows. */
+  private onWindowSize(cols: number, rows: number): void {
+    if (cols < 2 || rows < 1 || cols > 1000 || rows > 500) return;
+    this.window.value = { cols, rows };
+    if (cols === this.term.cols && rows === this.term.rows) return;
+    if (this.driving.peek() && Date.now() - this.claimedAt < CLAIM_GRACE) {
+      // Perhaps from before our own resize reached tmux: look again when the grace ends.
+      if (!this.claimTimer) {
+        this.claimTimer = setTimeout(() => {
+          this.claimTimer = null;
+          const w = this.window.peek();
+          if (w) this.onWindowSize(w.cols, w.rows);
+        }, CLAIM_GRACE);
+      }
+      return;
+    }
+    this.driving.value = false;
+    this.follow();
+  }
+
+  /** Draw at the window's size, shrinking the font until it fits this screen. */
+  private follow(): void {
+    const w = this.window.peek();
+    if (!w || this.disposed || !this.opened) return;
+    const own = this.ownSize();
+    let font = this.baseFont;
+    if (own && (w.cols > own.cols || w.rows > own.rows)) {
+      const k = Math.min(own.cols / w.cols, own.rows / w.rows);
+      font = Math.max(MIN_FONT, Math.floor(this.baseFont * k * 10) / 10);
+    }
+    if (this.term.options.fontSize !== font) this.term.options.fontSize = font;
+    if (this.term.cols !== w.cols || this.term.rows !== w.rows) this.term.resize(w.cols, w.rows);
+    // Still larger at the smallest font: the container scrolls sideways (styles.css).
+    this.el.classList.add('term-following');
+  }
+
+  /** Size the window for this screen (typing does it too). */
+  takeWindow(): void {
+    if (this.disposed || !this.opened) return;
+    this.claimedAt = Date.now();
+    this.driving.value = true;
+    this.el.classList.remove('term-following');
+    if (this.term.options.fontSize !== this.baseFont) this.term.options.fontSize = this.baseFont;
+    this.safeFit();
+    this.conn?.resize(this.term.cols, this.term.rows, true);
   }
 
   private onScheme = () => {
@@ -116,6 +283,8 @@ export class TermController {
   /** Typed input, with the sticky Ctrl of the keys bar applied. */
   send(data: string): void {
     if (this.offline.peek()) return;
+    // The window follows whoever types: size it for this screen first.
+    if (!this.driving.peek()) this.takeWindow();
     if (ctrlArmed.value && data.length > 0) {
       ctrlArmed.value = false;
       data = ctrlOf(data);
@@ -129,6 +298,7 @@ export class TermController {
     if (!this.opened) {
       if (this.el.clientWidth === 0 || this.el.clientHeight === 0) return;
       this.opened = true;
+      this.claimedAt = Date.now();
       this.term.open(this.el);
       this.safeFit();
       // Fit again once web fonts are in (the cell size changes).
@@ -199,6 +369,12 @@ export class TermController {
     if (this.disposed || !this.opened) return;
     if (this.el.clientWidth === 0 || this.el.clientHeight === 0) return;
     try {
+      if (!this.driving.peek()) {
+        this.follow();
+        return;
+      }
+      const d = this.fit.proposeDimensions();
+      if (d && (d.cols !== this.term.cols || d.rows !== this.term.rows)) this.claimedAt = Date.now();
       this.fit.fit();
     } catch {
       /* not rendered yet */
@@ -261,6 +437,7 @@ export class TermController {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    if (this.claimTimer) clearTimeout(this.claimTimer);
     this.mq.removeEventListener('change', this.onScheme);
     this.ro?.disconnect();
     this.conn?.close();

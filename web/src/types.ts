@@ -24,6 +24,7 @@ export type {
   Kind,
   Notification,
   Option,
+  PatchHunk,
   Question,
   QuestionOption,
   Resumable,

@@ -46,6 +46,10 @@ type TimelineBuilder struct {
 	// turn is the index+1 of the current turn's prompt item, 0 before
 	// the first (turnfiles.go).
 	turn int
+	// counted is the id of the last API response whose usage the turn
+	// counted (Claude writes one entry per content block, each with the
+	// response's usage).
+	counted string
 }
 
 // Timeline builds the whole timeline of a list of entries.
@@ -121,7 +125,7 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 				continue
 			}
 			hadResult = true
-			if it, ok := b.answer(blk); ok {
+			if it, ok := b.answer(blk, result); ok {
 				changed = append(changed, it)
 				if p, ok := b.turnChanged(it.Tool, result); ok {
 					changed = append(changed, p)
@@ -152,6 +156,9 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 		if e.IsAPIErrorMessage {
 			add(TimelineItem{Kind: KindAPIError, Text: m.Content.Text(), Status: e.APIErrorStatus})
 			return changed
+		}
+		if p, ok := b.countUsage(m); ok {
+			changed = append(changed, p)
 		}
 		if m.Content.IsString && strings.TrimSpace(m.Content.String) != "" {
 			add(TimelineItem{Kind: KindText, Text: m.Content.String})
@@ -188,8 +195,73 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 	return changed
 }
 
-// answer attaches a tool result to its call.
-func (b *TimelineBuilder) answer(blk Block) (TimelineItem, bool) {
+// countUsage adds an API response's tokens to its turn's prompt, once per
+// response.
+func (b *TimelineBuilder) countUsage(m *Message) (TimelineItem, bool) {
+	if b.turn == 0 || m.Usage == nil || m.ID == "" || m.ID == b.counted || m.Model == SyntheticModel {
+		return TimelineItem{}, false
+	}
+	b.counted = m.ID
+	it := b.items[b.turn-1]
+	t := api.TurnTokens{}
+	if it.Tokens != nil {
+		t = *it.Tokens
+	}
+	t.Input += m.Usage.InputTokens
+	t.Output += m.Usage.OutputTokens
+	t.CacheRead += m.Usage.CacheReadInputTokens
+	t.CacheCreation += m.Usage.CacheCreationInputTokens
+	t.Responses++
+	it.Tokens = &t
+	b.items[b.turn-1] = it
+	return it, true
+}
+
+// maxPatchLines bounds the lines of a tool's patch kept for the timeline
+// (and maxToolResultText their bytes).
+const maxPatchLines = 2000
+
+// patchOf reads Claude's structured patch of an editing tool's change from
+// its toolUseResult, when it names the file the tool edited.
+func patchOf(tc *ToolCall, result json.RawMessage) {
+	if len(tc.Edits) == 0 || len(result) == 0 || result[0] != '{' {
+		return
+	}
+	var res struct {
+		FilePath string `json:"filePath"`
+		Patch    []struct {
+			OldStart int      `json:"oldStart"`
+			OldLines int      `json:"oldLines"`
+			NewStart int      `json:"newStart"`
+			NewLines int      `json:"newLines"`
+			Lines    []string `json:"lines"`
+		} `json:"structuredPatch"`
+	}
+	if claude.DecodeLoose(result, &res) != nil || res.FilePath != tc.Edits[0].Path {
+		return
+	}
+	n, size := 0, 0
+	for _, h := range res.Patch {
+		if h.OldStart < 0 || h.NewStart < 0 || h.OldLines < 0 || h.NewLines < 0 {
+			tc.Patch, tc.PatchCut = nil, false
+			return
+		}
+		hs := 0
+		for _, l := range h.Lines {
+			hs += len(l)
+		}
+		if n+len(h.Lines) > maxPatchLines || size+hs > maxToolResultText {
+			tc.PatchCut = true
+			break
+		}
+		n, size = n+len(h.Lines), size+hs
+		tc.Patch = append(tc.Patch, api.PatchHunk{OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Lines: h.Lines})
+	}
+}
+
+// answer attaches a tool result (and toolUseResult, when it is the
+// result's) to its call.
+func (b *TimelineBuilder) answer(blk Block, result json.RawMessage) (TimelineItem, bool) {
 	i, ok := b.open[blk.ToolUseID]
 	if !ok {
 		return TimelineItem{}, false
@@ -205,6 +277,9 @@ func (b *TimelineBuilder) answer(blk Block) (TimelineItem, bool) {
 	if len(tc.Result) > maxToolResultText {
 		tc.Result = clipBytes(tc.Result, maxToolResultText)
 		tc.Truncated = true
+	}
+	if !blk.IsError {
+		patchOf(&tc, result)
 	}
 	it.Tool = &tc
 	b.items[i] = it

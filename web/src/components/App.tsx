@@ -28,6 +28,8 @@ import { NotifyOffer } from './NotifyOffer';
 import { QuickSwitcher } from './QuickSwitcher';
 import { Toasts } from './Toasts';
 import { SessionView } from './SessionView';
+import { ClaudeMissingBanner, UnreachableBanner } from './SetupBanners';
+import { Welcome } from './Welcome';
 import { Counts, ListTools, NewSessionButton, SessionList, Sidebar } from './Sidebar';
 
 export function App() {
@@ -56,6 +58,7 @@ export function App() {
     <div class={`app${isNarrow ? ' narrow' : ''}`}>
       <TopBar />
       <NotifyOffer />
+      <UnreachableBanner />
       <div class="body">
         {!isNarrow && <Sidebar />}
         <main class="main" id="main">
@@ -68,6 +71,8 @@ export function App() {
           ) : isNarrow ? (
             <div class="home">
               <ListTools />
+              <ClaudeMissingBanner />
+              <Welcome />
               <SessionList />
             </div>
           ) : (
@@ -157,6 +162,7 @@ function Empty() {
     <div class="empty">
       <img src="/icon.svg" alt="" width={56} height={56} class="empty-logo" />
       <h1>corral</h1>
+      <ClaudeMissingBanner />
       {att.length > 0 ? (
         <p>
           {att.length} session{att.length === 1 ? '' : 's'} waiting for you: pick one on the left.
@@ -167,6 +173,7 @@ function Empty() {
       <button type="button" class="btn btn-primary" onClick={() => openNewSession()} data-testid="new-session-empty">
         <Icon name="plus" /> New session
       </button>
+      <Welcome />
       <p class="muted small">
         Press <kbd>?</kbd> for keyboard shortcuts.
       </p>

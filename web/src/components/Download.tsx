@@ -39,7 +39,7 @@ function describe(e: unknown): Outcome {
   return { kind: 'error', status: e.status, code: e.code, title: 'The download failed', message: m };
 }
 
-/** "Download a file into this session's folder": a URL (http(s) or s3://) and an optional name. */
+/** "Fetch a file into the folder" (of the session): a URL (http(s) or s3://) and an optional name. */
 export function DownloadDialog(props: { s: Session; close: () => void }) {
   const s = props.s;
   const [url, setUrl] = useState('');
@@ -67,7 +67,7 @@ export function DownloadDialog(props: { s: Session; close: () => void }) {
   };
 
   return (
-    <Modal title="Download a file" onClose={props.close} testid="download-dialog" class="download">
+    <Modal title="Fetch a file into the folder" onClose={props.close} testid="download-dialog" class="download">
       <form
         class="download-form"
         onSubmit={(e) => {
@@ -123,7 +123,7 @@ export function DownloadDialog(props: { s: Session; close: () => void }) {
             {out?.kind === 'ok' ? 'Close' : 'Cancel'}
           </button>
           <button type="submit" class="btn btn-primary" disabled={busy || !url.trim() || !!s.offline} data-testid="download-submit">
-            {busy ? 'Downloading…' : out?.kind === 'ok' ? 'Download another' : 'Download'}
+            {busy ? 'Fetching…' : out?.kind === 'ok' ? 'Fetch another' : 'Fetch'}
           </button>
         </div>
       </form>

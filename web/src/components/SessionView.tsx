@@ -181,11 +181,11 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
             onClick={() => setDownloading(true)}
             disabled={off}
             data-testid="download"
-            aria-label="Download a file into this session's folder"
-            title={off ? offTitle : "Download a file into this session's folder"}
+            aria-label="Fetch a file into this session's folder"
+            title={off ? offTitle : "Fetch a file (from a URL) into this session's folder"}
           >
             <Icon name="download" size={14} />
-            {!narrow.value && ' Download'}
+            {!narrow.value && ' Fetch a file'}
           </button>
           <button
             type="button"

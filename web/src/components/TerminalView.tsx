@@ -3,10 +3,12 @@ import { deviceNamed, narrow, now } from '../store';
 import { active, ctrlArmed, TermController } from '../terminal';
 import type { Session } from '../types';
 import { ago } from '../util';
+import { CopySheet, TermOverlay } from './TermOverlay';
 
 export function TerminalView(props: { s: Session; visible: boolean }) {
   const el = useRef<HTMLDivElement>(null);
   const [c, setC] = useState<TermController | null>(null);
+  const [sheet, setSheet] = useState(false);
   const id = props.s.id;
   const off = !!props.s.offline;
 
@@ -53,6 +55,7 @@ export function TerminalView(props: { s: Session; visible: boolean }) {
             </p>
           </div>
         )}
+        {c && <TermOverlay c={c} disabled={off} />}
         {c && !off && st === 'reconnecting' && !exit && (
           <div class="term-status" role="status">
             Reconnecting…
@@ -67,7 +70,8 @@ export function TerminalView(props: { s: Session; visible: boolean }) {
           </div>
         )}
       </div>
-      {narrow.value && <KeysBar disabled={off} />}
+      {narrow.value && <KeysBar disabled={off} onCopy={c ? () => setSheet(true) : undefined} />}
+      {sheet && c && <CopySheet c={c} onClose={() => setSheet(false)} />}
     </div>
   );
 }
@@ -96,7 +100,7 @@ const KEYS: Key[] = [
 ];
 
 /** Special keys for phones; they keep the focus (and the soft keyboard) where it is. */
-export function KeysBar(props: { disabled?: boolean }) {
+export function KeysBar(props: { disabled?: boolean; onCopy?: () => void }) {
   const keep = (e: Event) => e.preventDefault();
   const dis = !!props.disabled;
   return (
@@ -135,6 +139,11 @@ export function KeysBar(props: { disabled?: boolean }) {
           {k.label}
         </button>
       ))}
+      {props.onCopy && (
+        <button type="button" class="key" aria-label="Copy text from the terminal" data-key="Copy" onPointerDown={keep} onMouseDown={keep} onClick={props.onCopy}>
+          Copy
+        </button>
+      )}
     </div>
   );
 }

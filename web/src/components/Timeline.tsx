@@ -3,15 +3,21 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/ho
 import { api, ApiError, errorText } from '../api';
 import { renderMarkdown } from '../markdown';
 import { dialogSummary, draftFromMessage, feedbackLabel, feedbackOption, hasDialog } from '../dialog';
-import { narrow, now, toastError } from '../store';
+import { narrow, now, toast, toastError } from '../store';
+import { AttachButton, attachFile, pastedImage } from './Attach';
 import type { Session, TimelineItem, ToolCall } from '../types';
 import { clock, debounce, parseTime, pretty, timeOfDay, toolSummary } from '../util';
-import { DiffView } from './Diff';
+import { DiffView, PatchView } from './Diff';
+import { copyText } from '../terminal';
+import { TimelineSearch } from './TimelineSearch';
+import { highlightUnder } from '../highlight';
 import { Icon } from './Icon';
 
 function signature(it: TimelineItem): string {
   const t = it.tool;
-  return `${it.kind}|${it.text?.length ?? 0}|${it.status ?? ''}|${t ? `${t.done}|${t.is_error}|${t.result?.length ?? 0}|${t.truncated}` : ''}`;
+  const tk = it.tokens;
+  const files = it.files?.reduce((n, f) => n + f.edits, 0) ?? 0;
+  return `${it.kind}|${it.text?.length ?? 0}|${it.status ?? ''}|${files}|${tk ? `${tk.responses}/${tk.output}` : ''}|${t ? `${t.done}|${t.is_error}|${t.result?.length ?? 0}|${t.truncated}` : ''}`;
 }
 
 /** The readable view of a session's transcript, with the prompt box under it. */
@@ -118,6 +124,10 @@ export function Timeline(props: { s: Session; visible: boolean }) {
     if (props.visible && items !== null) refetch();
   }, [props.visible]);
 
+  useEffect(() => {
+    if (props.visible) highlightUnder(scroller.current);
+  }, [items, props.visible]);
+
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el || !props.visible) return;
@@ -145,9 +155,25 @@ export function Timeline(props: { s: Session; visible: boolean }) {
     setNewBelow(false);
   };
 
+  // How long each turn took: from its prompt to the last item before the next prompt.
+  const took = useMemo(() => turnTimes(items, s.status === 'busy'), [items, s.status]);
+
+  // Copy buttons on code blocks (markdown.ts adds them to the sanitized HTML).
+  const onClick = (e: MouseEvent) => {
+    const b = (e.target as HTMLElement).closest?.('.code-copy') as HTMLButtonElement | null;
+    if (!b) return;
+    const code = b.parentElement?.querySelector('pre')?.textContent ?? '';
+    void copyText(code).then((ok) => {
+      b.textContent = ok ? 'Copied' : 'Copy failed';
+      setTimeout(() => (b.textContent = 'Copy'), 1500);
+    });
+  };
+
   return (
     <div class="timeline-wrap" hidden={!props.visible}>
-      <div class="timeline" ref={scroller} onScroll={onScroll} data-testid="timeline" aria-live="off">
+      {items && items.length > 0 && <TimelineSearch items={items} scroller={scroller} />}
+      {/* biome-ignore lint/a11y/noStaticElementInteractions: one delegated handler for the copy buttons inside, which are real buttons */}
+      <div class="timeline" ref={scroller} onScroll={onScroll} onClick={onClick} data-testid="timeline" aria-live="off">
         {away && (
           <div class="tl-empty tl-away" role="status">
             {items === null ? 'The machine is offline: the timeline loads when it is back.' : 'The machine is offline: this is the timeline as last loaded.'}
@@ -169,8 +195,12 @@ export function Timeline(props: { s: Session; visible: boolean }) {
               : 'Nothing here yet. Type a prompt below.'}
           </div>
         )}
-        {items?.map((it) => <Item key={it.id} item={it} />)}
-        <LiveTail s={s} />
+        {items?.map((it) => (
+          <div key={it.id} class="tl-row" data-item-id={it.id}>
+            <Item item={it} took={took.get(it.id)} />
+          </div>
+        ))}
+        <LiveTail s={s} items={items} />
       </div>
       {newBelow && (
         <button type="button" class="btn btn-small jump" onClick={toBottom}>
@@ -182,14 +212,38 @@ export function Timeline(props: { s: Session; visible: boolean }) {
   );
 }
 
-function LiveTail(props: { s: Session }) {
+/** What the running tool does, from its call in the timeline (the last one of that name not done). */
+function runningSummary(items: TimelineItem[] | null, name: string): string {
+  if (!items) return '';
+  for (let i = items.length - 1; i >= 0; i--) {
+    const t = items[i]?.tool;
+    if (t && !t.done && t.name === name) return toolSummary(t.name, t.input);
+  }
+  return '';
+}
+
+function LiveTail(props: { s: Session; items: TimelineItem[] | null }) {
   const s = props.s;
   if (s.status === 'busy') {
     const since = parseTime(s.busy_since);
+    const what = s.current_tool ? runningSummary(props.items, s.current_tool) : '';
     return (
-      <div class="tl-live" role="status">
+      <div class="tl-live" role="status" data-testid="live-tail">
         <span class="spinner" aria-hidden="true" />
-        {s.compacting ? 'Compacting' : s.current_tool ? `Running ${s.current_tool}` : 'Working'}
+        {s.compacting ? (
+          'Compacting'
+        ) : s.current_tool ? (
+          <>
+            Running {s.current_tool}
+            {what && (
+              <>
+                : <code class="tl-live-cmd">{what}</code>
+              </>
+            )}
+          </>
+        ) : (
+          'Working'
+        )}
         {since > 0 && <span class="muted"> · {clock((now.value - since) / 1000)}</span>}
       </div>
     );
@@ -204,19 +258,70 @@ function LiveTail(props: { s: Session }) {
   return null;
 }
 
-class Item extends Component<{ item: TimelineItem }> {
-  shouldComponentUpdate(next: { item: TimelineItem }) {
-    return next.item !== this.props.item;
+/** A token count, short: 950, 12.3k, 1.2M. */
+function tokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+/** Each finished turn's length in seconds, by its prompt's id (the running one is left out). */
+function turnTimes(items: TimelineItem[] | null, busy: boolean): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!items) return out;
+  let prompt: TimelineItem | null = null;
+  let last = 0;
+  const close = () => {
+    if (!prompt) return;
+    const start = parseTime(prompt.time);
+    if (start > 0 && last >= start) out.set(prompt.id, (last - start) / 1000);
+  };
+  for (const it of items) {
+    if (it.kind === 'prompt') {
+      close();
+      prompt = it;
+      last = 0;
+      continue;
+    }
+    const t = parseTime(it.time);
+    if (t > last) last = t;
+  }
+  if (!busy) close();
+  return out;
+}
+
+class Item extends Component<{ item: TimelineItem; took?: number }> {
+  shouldComponentUpdate(next: { item: TimelineItem; took?: number }) {
+    return next.item !== this.props.item || next.took !== this.props.took;
   }
   render() {
     const it = this.props.item;
     const time = timeOfDay(it.time);
+    const took = this.props.took;
     switch (it.kind) {
       case 'prompt':
         return (
           <div class="tl-item tl-prompt" data-kind="prompt">
             <div class="bubble">{it.text}</div>
-            {time && <div class="tl-time">{time}</div>}
+            {(time || took !== undefined || it.tokens) && (
+              <div class="tl-time">
+                {time}
+                {took !== undefined && (
+                  <span data-testid="turn-time" title="How long the turn took">
+                    {time ? ' · ' : ''}took {clock(took)}
+                  </span>
+                )}
+                {it.tokens && (
+                  <span
+                    data-testid="turn-tokens"
+                    title={`Tokens of this turn's ${it.tokens.responses} API response${it.tokens.responses === 1 ? '' : 's'}: ${it.tokens.input} input, ${it.tokens.cache_read} read from the cache, ${it.tokens.cache_creation} written to it, ${it.tokens.output} output`}
+                  >
+                    {' · '}
+                    {tokens(it.tokens.input + it.tokens.cache_read + it.tokens.cache_creation)} in, {tokens(it.tokens.output)} out
+                  </span>
+                )}
+              </div>
+            )}
           </div>
         );
       case 'text':
@@ -286,7 +391,11 @@ function ToolItem(props: { t: ToolCall }) {
         <span class="tool-sum">{summary}</span>
       </button>
       {firstErr && !open && <div class="tool-err-line">{firstErr}</div>}
-      {edits.length > 0 && (
+      {t.patch && t.patch.length > 0 ? (
+        <div class="tool-edits">
+          <PatchView path={edits[0]?.path ?? ''} patch={t.patch} cut={t.patch_cut} />
+        </div>
+      ) : edits.length > 0 && (
         <div class="tool-edits">
           {edits.map((e, i) => (
             <DiffView key={i} edit={e} />
@@ -302,9 +411,7 @@ function ToolItem(props: { t: ToolCall }) {
           {t.done && (
             <>
               <div class="tool-sec">{t.is_error ? 'Error' : 'Result'}</div>
-              <pre class={`code-block${t.is_error ? ' is-error' : ''}`}>
-                <code>{t.result || '(empty)'}</code>
-              </pre>
+              <LongOutput text={t.result || '(empty)'} error={!!t.is_error} />
               {t.truncated && <div class="muted small">Result cut at 64 KiB; the full text is in the transcript.</div>}
             </>
           )}
@@ -312,6 +419,28 @@ function ToolItem(props: { t: ToolCall }) {
         </div>
       )}
     </div>
+  );
+}
+
+/** Output longer than this many lines shows its start and end, with "Show all". */
+const COLLAPSE_LINES = 40;
+
+function LongOutput(props: { text: string; error: boolean }) {
+  const [all, setAll] = useState(false);
+  const lines = props.text.split('\n');
+  const long = lines.length > COLLAPSE_LINES;
+  const shown = !long || all ? props.text : [...lines.slice(0, 20), `… ${lines.length - 30} more lines …`, ...lines.slice(-10)].join('\n');
+  return (
+    <>
+      <pre class={`code-block${props.error ? ' is-error' : ''}`} data-testid="tool-output" data-collapsed={long && !all ? 'true' : undefined}>
+        <code>{shown}</code>
+      </pre>
+      {long && (
+        <button type="button" class="btn btn-small" data-testid="tool-output-toggle" onClick={() => setAll(!all)}>
+          {all ? 'Show less' : `Show all ${lines.length} lines`}
+        </button>
+      )}
+    </>
   );
 }
 
@@ -351,6 +480,13 @@ export function PromptBox(props: { s: Session }) {
   const [sending, setSending] = useState(false);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const ta = useRef<HTMLTextAreaElement>(null);
+  // A file saved in the session's folder: named in the prompt (Claude reads @path).
+  const attached = (p: string) => {
+    const ref = s.kind === 'shell' ? p : `@${p}`;
+    setText((cur) => `${cur && !/\s$/.test(cur) ? cur + ' ' : cur}${ref} `);
+    ta.current?.focus();
+  };
+  const attachError = (m: string) => toast(`Attach failed: ${m}`);
   const exited = s.status === 'exited';
   const off = !!s.offline;
   const dialog = hasDialog(s);
@@ -503,6 +639,7 @@ export function PromptBox(props: { s: Session }) {
             Esc
           </button>
         )}
+        {!answering && <AttachButton s={s} disabled={blocked} onAttached={attached} onError={attachError} />}
         <textarea
           ref={ta}
           id={`prompt-${s.id}`}
@@ -532,6 +669,12 @@ export function PromptBox(props: { s: Session }) {
             const v = (e.target as HTMLTextAreaElement).value;
             if (answering) setFeedback(v);
             else setText(v);
+          }}
+          onPaste={(e) => {
+            const img = answering || blocked ? null : pastedImage(e);
+            if (!img) return;
+            e.preventDefault();
+            attachFile(s, img, true).then(attached, (err) => attachError(errorText(err)));
           }}
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.isComposing && e.keyCode !== 229 && (!e.shiftKey || answering)) {
