@@ -1,9 +1,10 @@
 package screen
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 // fixtureDir holds the real Claude Code 2.1.197 recordings.
@@ -11,9 +12,5 @@ const fixtureDir = "../../../testdata/claude-code-2.1.197"
 
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtureDir, name))
-	if err != nil {
-		t.Fatalf("read fixture: %v", err)
-	}
-	return b
+	return testio.ReadFile(t, filepath.Join(fixtureDir, name))
 }

@@ -1,10 +1,11 @@
 package transcript
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 // fixtureDir holds the real Claude Code 2.1.197 recordings.
@@ -12,24 +13,13 @@ const fixtureDir = "../../../testdata/claude-code-2.1.197"
 
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtureDir, name))
-	if err != nil {
-		t.Fatalf("read fixture: %v", err)
-	}
-	return b
+	return testio.ReadFile(t, filepath.Join(fixtureDir, name))
 }
 
 // fixtureLines returns the non-empty lines of a JSONL fixture.
 func fixtureLines(t testing.TB, name string) [][]byte {
 	t.Helper()
-	var out [][]byte
-	for l := range bytes.Lines(readFixture(t, name)) {
-		l = bytes.TrimRight(l, "\n")
-		if len(l) > 0 {
-			out = append(out, l)
-		}
-	}
-	return out
+	return testio.Lines(t, filepath.Join(fixtureDir, name))
 }
 
 func fixtureEntries(t testing.TB) []Entry {
@@ -45,15 +35,7 @@ func fixtureEntries(t testing.TB) []Entry {
 	return out
 }
 
-func writeFile(t testing.TB, path string, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+var writeFile = testio.WriteFile
 
 func appendFile(t testing.TB, path string, data string) {
 	t.Helper()

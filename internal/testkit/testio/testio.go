@@ -1,9 +1,10 @@
 // Package testio holds small helpers that corral's tests share: short
-// temporary directories and a buffer for logs written from several
-// goroutines. It is for test code only.
+// temporary directories, a buffer for logs written from several
+// goroutines, and reading and writing fixture files. It is for test code only.
 package testio
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,4 +47,37 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// ReadFile is the file's content; a missing file fails the test.
+func ReadFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read fixture: %v", err)
+	}
+	return b
+}
+
+// Lines are the non-empty lines of a JSONL file, without their newlines.
+func Lines(t testing.TB, path string) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for l := range bytes.Lines(ReadFile(t, path)) {
+		if l = bytes.TrimRight(l, "\n"); len(l) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// WriteFile writes data to path, making its directory first.
+func WriteFile(t testing.TB, path string, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
