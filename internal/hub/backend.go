@@ -167,7 +167,13 @@ func (h *Hub) call(ctx context.Context, dev *device, p *link.Peer, op api.OpInfo
 		return nil, err
 	}
 	if s, ok := res.(*api.Session); ok {
-		*s = h.listed(dev.info, *s)
+		if seq > 0 {
+			*s = h.listed(dev.info, *s)
+		} else {
+			// An agent from before the seq rule: its events may still
+			// be on the way, so its answer is newer than the bus.
+			*s = stamp(dev.info, *s)
+		}
 	}
 	return res, nil
 }
