@@ -18,27 +18,26 @@ tests='TestBrowserGlance|TestBrowserDialogs|TestBrowserQuestion|TestBrowserTimel
 
 # name|what it shows, in the order of the tour; -desktop and -phone name the size.
 shots='
-dashboard-desktop|Sessions grouped by project folder; the group holding a session that asks shows the needs-input dot.
-needs-input-desktop|"u" opened the session that needs you: its card offers the permission dialog'"'"'s answers as buttons.
-dialog-permission-desktop|A permission dialog read off Claude Code'"'"'s screen: the command, and Yes / Yes, and don'"'"'t ask again / No as buttons.
-dialog-question-desktop|A question from Claude (AskUserQuestion): its options with their descriptions, one click each.
-dialog-multi-desktop|A multi-select question with two options ticked.
-dialog-submit-step-desktop|The last step of a question: review the answers, then submit.
-dialog-trust-desktop|A session in a new folder waits on the trust dialog; the row says what it waits for.
-timeline-desktop|The timeline: each prompt with how long its turn took and the tokens it used; an edit shown as a patch with line numbers.
+dashboard-desktop|Three sessions in two project folders; the group holding the session that asks shows the amber needs-input dot, its row a Respond button.
+needs-input-desktop|"u" opened the session that needs you: the card offers Claude Code'"'"'s own answers as buttons, above the live terminal.
+dialog-permission-desktop|A permission dialog with the timeline open: the command, the answers as buttons (the focus on the first), and the box below that answers "3. No" with your words.
+dialog-question-desktop|A question from Claude (AskUserQuestion): its options with their descriptions, and a field for an answer of your own.
+dialog-multi-desktop|A multi-select question with two options ticked, then Submit.
+dialog-submit-step-desktop|The last step of a question: the answers chosen, then Submit answers or Cancel.
+dialog-trust-desktop|A session in a folder not yet trusted waits on Claude Code'"'"'s trust dialog; its row says so.
+timeline-desktop|The timeline: markdown with highlighted code and a task list, an edit as a patch with line numbers, each prompt with its time and tokens.
 git-desktop|The Git panel: the branch, the changed file and its diff with git'"'"'s line numbers.
 switcher-desktop|The quick switcher (Ctrl+K) finds a session by a few letters of its name.
-terminal-desktop|The live terminal (xterm.js over tmux) sizing the window, the phone following it.
-claude-missing-desktop|No claude on the PATH: the banner with the install command, and the first three steps.
-dashboard-phone|On a phone: the sessions by project, with the needs-input dot.
-needs-input-phone|On a phone: the session that needs you and its card, answers as large buttons.
-dialog-permission-phone|On a phone: a permission dialog; the card fits the screen and the focus stays put.
+terminal-desktop|The live terminal (xterm.js over tmux): a shell typed into from a phone and then from this desktop.
+claude-missing-desktop|No claude on the PATH: the banner with the install command and a Copy button, and the three first steps.
+dashboard-phone|On a phone: the sessions by project folder, the one that asks with a Respond button.
+dialog-permission-phone|On a phone: a permission dialog; the answers are full-width buttons and the card fits the screen.
 dialog-question-phone|On a phone: a question whose "Type something" option is a text field.
-exited-phone|On a phone: an exited session offers Restart and Resume.
-switcher-phone|On a phone: the quick switcher.
-terminal-phone|On a phone: the terminal at the phone'"'"'s size, with the bar of special keys (Esc, Tab, Ctrl, 1-3, Enter).
-terminal-following-phone|On a phone: following the desktop'"'"'s wider window with a smaller font, so nothing is cut off.
-claude-missing-phone|On a phone: the Claude-missing banner and the first steps fit the screen.
+exited-phone|On a phone: Claude has exited; Restart starts a new conversation, Resume the last one.
+switcher-phone|On a phone: the quick switcher, full screen.
+terminal-phone|On a phone: the terminal at the phone'"'"'s width, with the bar of special keys (Esc, Tab, Ctrl, arrows, 1-3, Enter, Copy).
+terminal-following-phone|On a phone: the desktop typed last, so the window is its size; the phone draws it small and offers "Fit to this screen".
+claude-missing-phone|On a phone: the Claude-missing banner and the first steps fit the width.
 '
 
 out=docs/tour
