@@ -143,17 +143,6 @@ func optionNumber(t *testing.T, w *api.Waiting, prefix string) int {
 	return 0
 }
 
-func saveShot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	dir := os.Getenv("CORRAL_ARTIFACTS")
-	if dir == "" {
-		return
-	}
-	shot := get(t, ctx, 10*time.Second, "screenshot", chromedp.CaptureScreenshot())
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644)
-}
-
 // stillWaiting checks that the session still waits on the same dialog, its
 // screen unchanged and the tool's file absent.
 func stillWaiting(t *testing.T, h *harness, id, dialog, screen, made, after string) {

@@ -59,6 +59,7 @@ func TestBrowserGit(t *testing.T) {
 			t.Errorf("the diff lacks %q:\n%s", want, diff)
 		}
 	}
+	saveShot(t, ctx, "git-desktop")
 	// Staged: nothing yet.
 	within(t, ctx, 10*time.Second, "the staged side",
 		chromedp.Click(css(`[data-testid="git-staged"]`)),

@@ -93,6 +93,7 @@ func TestBrowserGlance(t *testing.T) {
 			if rows != 1 {
 				t.Errorf("the calm shell is not in its project's group (%d)", rows)
 			}
+			saveShot(t, ctx, "dashboard-"+size.name)
 
 			// From the other folder's session, u goes to the one that needs me.
 			within(t, ctx, 10*time.Second, "open elsewhere",
@@ -102,6 +103,9 @@ func TestBrowserGlance(t *testing.T) {
 			waitSelected(ctx, asker, "u")
 			within(t, ctx, 20*time.Second, "the card of the session that asks",
 				chromedp.WaitVisible(css(fmt.Sprintf(`[data-testid="needs-input-card"][data-session-id="%s"]`, asker))))
+			if !size.phone { // on a phone it is the permission card of TestBrowserDialogs
+				saveShot(t, ctx, "needs-input-desktop")
+			}
 
 			// Ctrl+K, a few letters, Enter.
 			pressKey(ctx, "Ctrl+K", "k", chromedp.KeyModifiers(chromedp.ModifierCtrl))
@@ -109,6 +113,7 @@ func TestBrowserGlance(t *testing.T) {
 				chromedp.WaitVisible(css(`[data-testid="quick-switcher"] [data-testid="switcher-input"]`)),
 				chromedp.SendKeys(css(`[data-testid="switcher-input"]`), "elsew"),
 				chromedp.WaitVisible(css(fmt.Sprintf(`[data-testid="switcher-item"][data-session-id="%s"]`, away))))
+			saveShot(t, ctx, "switcher-"+size.name)
 			if n := get(t, ctx, 5*time.Second, "matches", chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="switcher-item"]').length`)); n != 1 {
 				t.Errorf("%d sessions match \"elsew\", want 1", n)
 			}

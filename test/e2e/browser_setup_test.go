@@ -43,6 +43,7 @@ func TestBrowserClaudeMissing(t *testing.T) {
 	if !strings.Contains(cmd, "npm install -g @anthropic-ai/claude-code") {
 		t.Errorf("the banner's command is %q", cmd)
 	}
+	saveShot(t, ctx, "claude-missing-desktop")
 	within(t, ctx, 40*time.Second, "the phone's home screen",
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch),
 		chromedp.Reload(),
@@ -53,6 +54,7 @@ func TestBrowserClaudeMissing(t *testing.T) {
 	if !fits {
 		t.Error("the banner does not fit on the phone's screen")
 	}
+	saveShot(t, ctx, "claude-missing-phone")
 }
 
 // TestBrowserDaemonDown: when corral stops, the open page says corral is

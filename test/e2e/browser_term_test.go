@@ -95,6 +95,7 @@ func TestBrowserTerminalTwoDevices(t *testing.T) {
 		return strings.Contains(s.Text, "phone-6") && s.Driving && s.Window != nil && s.Window.Cols == s.Cols
 	})
 	phoneCols := p.Cols
+	saveShot(t, phone, "terminal-phone")
 	t.Logf("phone alone: %dx%d at %vpx", p.Cols, p.Rows, p.Font)
 
 	// The desktop logs in with a link of its own (the printed one is used up).
@@ -132,6 +133,8 @@ func TestBrowserTerminalTwoDevices(t *testing.T) {
 		}
 		return false
 	})
+	saveShot(t, desk, "terminal-desktop")
+	saveShot(t, phone, "terminal-following-phone")
 
 	// The phone types: the window is its size again, and now the desktop follows.
 	within(t, phone, 10*time.Second, "type on the phone again",

@@ -357,10 +357,7 @@ func TestBrowserPhone(t *testing.T) {
 	if w := img.Bounds().Dx(); w != 390*3 {
 		t.Errorf("screenshot %d px wide, want %d (390 CSS px at 3x)", w, 390*3)
 	}
-	if dir := os.Getenv("CORRAL_ARTIFACTS"); dir != "" {
-		os.MkdirAll(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, "phone-keys-bar.png"), shot, 0o644)
-	}
+	saveShot(t, ctx, "phone-keys-bar")
 	// The keys work: Ctrl then C reaches the shell as ^C; Esc, arrows, 1-3
 	// and Enter are buttons.
 	keys := get(t, ctx, 5*time.Second, "keys", chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="keys-bar"] [data-key]')].map(b => b.getAttribute('data-key'))`))

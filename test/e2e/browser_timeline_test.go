@@ -101,6 +101,7 @@ func TestBrowserTimelineRich(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`(() => { const l = document.querySelector('[data-testid="live-tail"]'); return !!l && l.textContent.includes('Running Bash: sleep 4; echo slept'); })()`, chromedp.WithPollingInterval(50*time.Millisecond)))
 	// Each finished turn says how long it took.
 	turns(3)
+	saveShot(t, ctx, "timeline-desktop")
 
 	// And what it used.
 	tk := get(t, ctx, 5*time.Second, "turn tokens", chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="turn-tokens"]')].map(e => e.textContent)`))
