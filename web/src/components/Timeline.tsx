@@ -52,6 +52,8 @@ export function Timeline(props: { s: Session; visible: boolean }) {
   const seen = useRef<{ id: string; time: number } | null>(null);
   const [pageShown, setPageShown] = useState(document.visibilityState === 'visible');
   const looking = props.visible && pageShown;
+  const lookingRef = useRef(looking);
+  lookingRef.current = looking;
 
   const load = useMemo(
     () => async () => {
@@ -166,7 +168,12 @@ export function Timeline(props: { s: Session; visible: boolean }) {
   };
 
   useEffect(() => {
-    const vis = () => setPageShown(document.visibilityState === 'visible');
+    const vis = () => {
+      const shown = document.visibilityState === 'visible';
+      // Now, while the page can still be measured (and before an unload, which renders nothing more).
+      if (!shown && lookingRef.current) saveSeen();
+      setPageShown(shown);
+    };
     document.addEventListener('visibilitychange', vis);
     return () => document.removeEventListener('visibilitychange', vis);
   }, []);
