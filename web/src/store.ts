@@ -16,6 +16,7 @@ export * from './state/auth';
 export * from './state/devices';
 export * from './state/notifications';
 export * from './state/routing';
+export * from './state/seen';
 export * from './state/sessions';
 export * from './state/ui';
 export * from './state/view';

@@ -36,6 +36,7 @@ export type {
   TimelineKind,
   Todos,
   ToolCall,
+  TurnFile,
   Usage,
   Waiting,
 } from './api.gen';

@@ -2,7 +2,7 @@
 // changed files) and the diff, unstaged or staged, drawn like the
 // timeline's edits (docs/git.md: git_status, git_diff).
 
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
 import type { GitDiff, GitFile, GitFileDiff, GitStatus, Session } from '../types';
 import { shortDir } from '../util';
@@ -10,7 +10,14 @@ import { Modal } from './Modal';
 
 const MAX_PATCH_LINES = 800;
 
-export function GitPanel(props: { s: Session; close: () => void }) {
+/** A path (absolute, as Claude named it) relative to the repository's root, as git's diff names it. */
+function inRoot(path: string, root: string): string {
+  const r = root.replace(/\/+$/, '');
+  return r && path.startsWith(`${r}/`) ? path.slice(r.length + 1) : path;
+}
+
+/** The panel; focus (a turn's file, absolute) opens it at that file's diff, staged if only that has it. */
+export function GitPanel(props: { s: Session; close: () => void; focus?: string }) {
   const s = props.s;
   const [status, setStatus] = useState<GitStatus | null>(null);
   const [diff, setDiff] = useState<GitDiff | null>(null);
@@ -37,6 +44,23 @@ export function GitPanel(props: { s: Session; close: () => void }) {
     };
   }, [s.id, staged, changed, head]);
   const files = status?.files ?? [];
+  const want = props.focus && status ? inRoot(props.focus, status.root) : '';
+  const shown = !!want && (diff?.files ?? []).some((f) => f.path === want);
+  const triedStaged = useRef(false);
+  // Not among the unstaged changes but staged: show the staged side, once.
+  useEffect(() => {
+    if (!want || shown || staged || triedStaged.current || loading || !diff) return;
+    const f = files.find((x) => x.path === want);
+    if (f && !f.untracked && f.index !== ' ' && f.index !== '.' && f.index !== '') {
+      triedStaged.current = true;
+      setStaged(true);
+    }
+  }, [want, shown, staged, loading, diff]);
+  const body = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    if (!shown) return;
+    body.current?.querySelector(`[data-testid="git-file-diff"][data-path="${CSS.escape(want)}"]`)?.scrollIntoView({ block: 'start' });
+  }, [shown, want]);
   return (
     <Modal title="Git" onClose={props.close} variant="sheet" testid="git-panel" class="git-modal">
       {err && (
@@ -102,9 +126,14 @@ export function GitPanel(props: { s: Session; close: () => void }) {
       </div>
       {diff && (diff.files ?? []).length === 0 && <p class="muted">No {staged ? 'staged' : 'unstaged'} changes.</p>}
       {diff?.truncated && <p class="warn-text small">The diff is too long: some files are cut or left out.</p>}
-      <div class="git-diffs" data-testid="git-diff">
+      {want && diff && !loading && !shown && (
+        <p class="muted small" data-testid="git-focus-none">
+          {want} has no {staged ? 'staged' : 'unstaged'} changes (committed since, or changed back).
+        </p>
+      )}
+      <div class="git-diffs" data-testid="git-diff" ref={body}>
         {(diff?.files ?? []).map((f) => (
-          <PatchView key={`${f.old_path ?? ''}>${f.path}`} f={f} />
+          <PatchView key={`${f.old_path ?? ''}>${f.path}`} f={f} focused={f.path === want} />
         ))}
       </div>
     </Modal>
@@ -117,7 +146,7 @@ function letters(f: GitFile): string {
 }
 
 /** One file of git's diff, drawn with the timeline's diff styles. */
-function PatchView(props: { f: GitFileDiff }) {
+function PatchView(props: { f: GitFileDiff; focused?: boolean }) {
   const f = props.f;
   const [all, setAll] = useState(false);
   const lines: { cls: string; text: string }[] = [];
@@ -130,7 +159,12 @@ function PatchView(props: { f: GitFileDiff }) {
   if (lines.length > 0 && lines[lines.length - 1]?.text === '') lines.pop();
   const shown = all ? lines : lines.slice(0, MAX_PATCH_LINES);
   return (
-    <div class="diff" data-testid="git-file-diff" data-path={f.path}>
+    <div
+      class={`diff${props.focused ? ' git-focus' : ''}`}
+      data-testid="git-file-diff"
+      data-path={f.path}
+      data-focused={props.focused ? 'true' : undefined}
+    >
       <div class="diff-head">
         <span class="diff-path" title={f.path}>
           <code class="git-letters">{f.status}</code> {f.old_path ? `${f.old_path} → ${f.path}` : f.path}

@@ -1,6 +1,19 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, errorText } from '../api';
-import { closeSession, deviceNamed, markViewed, narrow, now, removeSession, setTab, tab, toast, toastError, upsertSession } from '../store';
+import {
+  closeSession,
+  deviceNamed,
+  gitFocus,
+  markViewed,
+  narrow,
+  now,
+  removeSession,
+  setTab,
+  tab,
+  toast,
+  toastError,
+  upsertSession,
+} from '../store';
 import type { Tab } from '../store';
 import { dialogSummary, feedbackOption, hasDialog } from '../dialog';
 import type { Session } from '../types';
@@ -107,6 +120,12 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
   const [killing, setKilling] = useState(false);
   const [gitOpen, setGitOpen] = useState(false);
   const [downloading, setDownloading] = useState(false);
+  // A turn's file clicked in the timeline opens the panel at its diff.
+  const focus = gitFocus.value?.session === s.id ? gitFocus.value.path : '';
+  const closeGit = () => {
+    setGitOpen(false);
+    if (gitFocus.value) gitFocus.value = null;
+  };
   const off = !!s.offline;
   const offTitle = 'The machine is offline';
   const model = modelName(s);
@@ -238,7 +257,7 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
         <WorkInfo s={s} />
       </div>
       {killing && <KillConfirm s={s} close={() => setKilling(false)} />}
-      {gitOpen && <GitPanel s={s} close={() => setGitOpen(false)} />}
+      {(gitOpen || focus) && <GitPanel s={s} close={closeGit} focus={focus} />}
       {downloading && <DownloadDialog s={s} close={() => setDownloading(false)} />}
     </header>
   );

@@ -3,9 +3,10 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/ho
 import { api, ApiError, errorText } from '../api';
 import { renderMarkdown } from '../markdown';
 import { dialogSummary, draftFromMessage, feedbackLabel, feedbackOption, hasDialog } from '../dialog';
-import { narrow, now, toast, toastError } from '../store';
+import { narrow, now, openGitFile, seenMark, setSeenMark, toast, toastError } from '../store';
+import type { SeenMark } from '../store';
 import { AttachButton, attachFile, pastedImage } from './Attach';
-import type { Session, TimelineItem, ToolCall } from '../types';
+import type { Session, TimelineItem, ToolCall, TurnFile } from '../types';
 import { clock, debounce, parseTime, pretty, timeOfDay, toolSummary } from '../util';
 import { DiffView, PatchView } from './Diff';
 import { copyText } from '../terminal';
@@ -39,12 +40,27 @@ export function Timeline(props: { s: Session; visible: boolean }) {
   const offline = useRef(!!s.offline);
   offline.current = !!s.offline;
   const [away, setAway] = useState(false);
+  // "New since you last looked" (state/seen.ts): the id of the first item newer than the last one
+  // seen on the previous visit ('' = none), placed once per visit when its first answer comes.
+  const [divider, setDivider] = useState('');
+  const toDivider = useRef(false);
+  // The mark read when this visit began, until an answer asked for after that places the divider
+  // (undefined = placed; null = this browser never saw the session).
+  const visitMark = useRef<SeenMark | null | undefined>(undefined);
+  const visitGen = useRef(0);
+  // The last item the person has had on screen during this visit.
+  const seen = useRef<{ id: string; time: number } | null>(null);
+  const [pageShown, setPageShown] = useState(document.visibilityState === 'visible');
+  const looking = props.visible && pageShown;
+  const lookingRef = useRef(looking);
+  lookingRef.current = looking;
 
   const load = useMemo(
     () => async () => {
       abort.current?.abort();
       const ac = new AbortController();
       abort.current = ac;
+      const gen = visitGen.current;
       try {
         // Only what changed since the last answer (docs/web-protocol.md): a changed item replaces
         // the one of its id, a new one is appended; a reset answer replaces everything.
@@ -55,6 +71,7 @@ export function Timeline(props: { s: Session; visible: boolean }) {
         const delta = tl.items ?? [];
         if (!tl.reset && delta.length === 0) {
           cursor.current = tl.cursor;
+          if (gen === visitGen.current) placeDivider(itemsRef.current ?? []);
           return;
         }
         // Unchanged items keep their objects, so their rows do not re-render.
@@ -78,6 +95,7 @@ export function Timeline(props: { s: Session; visible: boolean }) {
         cursor.current = tl.cursor;
         itemsRef.current = list;
         setItems(list);
+        if (gen === visitGen.current) placeDivider(list);
       } catch (e) {
         if ((e as Error).name === 'AbortError') return;
         // The machine is away: keep what we have; it loads again when the machine is back.
@@ -93,6 +111,87 @@ export function Timeline(props: { s: Session; visible: boolean }) {
     [s.id],
   );
   const refetch = useMemo(() => debounce(() => void load(), 300), [load]);
+
+  // The first item after the mark: by id, or by time once the marked item is out of the view.
+  const placeDivider = (list: TimelineItem[]) => {
+    const mark = visitMark.current;
+    if (mark === undefined) return;
+    visitMark.current = undefined;
+    if (!mark || list.length === 0) return;
+    let at = list.findIndex((it) => it.id === mark.id);
+    if (at >= 0) at++;
+    else if (mark.time > 0) at = list.findIndex((it) => parseTime(it.time) > mark.time);
+    const first = at >= 0 ? list[at] : undefined;
+    if (!first) return;
+    toDivider.current = true;
+    setDivider(first.id);
+  };
+
+  // Which item the person has seen: the last whose row starts above the view's bottom edge (cheap
+  // at the bottom, where it is the last one).
+  const noteSeen = () => {
+    const el = scroller.current;
+    const list = itemsRef.current;
+    if (!el || !list || list.length === 0 || el.clientHeight === 0) return;
+    let id = list[list.length - 1]?.id;
+    if (!stick.current) {
+      const bottom = el.getBoundingClientRect().bottom;
+      const rows = el.querySelectorAll<HTMLElement>('.tl-row[data-item-id]');
+      id = undefined;
+      for (let i = rows.length - 1; i >= 0; i--) {
+        const r = rows[i];
+        if (r && r.getBoundingClientRect().top < bottom) {
+          id = r.dataset.itemId;
+          break;
+        }
+      }
+    }
+    const it = id === undefined ? undefined : list.find((x) => x.id === id);
+    if (it) seen.current = { id: it.id, time: parseTime(it.time) };
+  };
+  const noteSeenSoon = useMemo(() => debounce(noteSeen, 200), []);
+
+  // Record how far the person read: only forward (reading old turns again does not move it back).
+  const saveSeen = () => {
+    noteSeenSoon.cancel();
+    if (scroller.current && scroller.current.clientHeight > 0) noteSeen();
+    const m = seen.current;
+    const list = itemsRef.current;
+    if (!m || !list) return;
+    const old = seenMark(s.id);
+    if (old && old.id !== m.id) {
+      const oi = list.findIndex((it) => it.id === old.id);
+      const ni = list.findIndex((it) => it.id === m.id);
+      if (oi > ni) return;
+    }
+    setSeenMark(s.id, m.id, m.time);
+  };
+
+  useEffect(() => {
+    const vis = () => {
+      const shown = document.visibilityState === 'visible';
+      // Now, while the page can still be measured (and before an unload, which renders nothing more).
+      if (!shown && lookingRef.current) saveSeen();
+      setPageShown(shown);
+    };
+    document.addEventListener('visibilitychange', vis);
+    return () => document.removeEventListener('visibilitychange', vis);
+  }, []);
+
+  // A visit: from the view being shown until the session is left, the tab switched or the page
+  // hidden. It starts with the mark of the last one, and ends by recording its own.
+  useEffect(() => {
+    if (!looking) return;
+    visitGen.current++;
+    visitMark.current = seenMark(s.id);
+    seen.current = null;
+    setDivider('');
+    if (itemsRef.current !== null) refetch();
+    return () => {
+      saveSeen();
+      visitMark.current = undefined;
+    };
+  }, [looking]);
 
   // New session: start over.
   useEffect(() => {
@@ -131,20 +230,30 @@ export function Timeline(props: { s: Session; visible: boolean }) {
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el || !props.visible) return;
-    if (stick.current) {
+    const d = toDivider.current ? el.querySelector('[data-testid="tl-new-divider"]') : null;
+    if (d) {
+      toDivider.current = false;
+      el.scrollTop += d.getBoundingClientRect().top - el.getBoundingClientRect().top - 8;
+      stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+      setNewBelow(!stick.current);
+    } else if (stick.current) {
       el.scrollTop = el.scrollHeight;
       setNewBelow(false);
     } else {
       setNewBelow(true);
     }
-  }, [items, props.visible]);
+    if (looking) noteSeen();
+  }, [items, props.visible, divider]);
 
   const onScroll = () => {
     const el = scroller.current;
     if (!el) return;
     const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
     stick.current = atBottom;
-    if (atBottom) setNewBelow(false);
+    if (atBottom) {
+      setNewBelow(false);
+      noteSeen();
+    } else noteSeenSoon();
   };
 
   const toBottom = () => {
@@ -176,7 +285,9 @@ export function Timeline(props: { s: Session; visible: boolean }) {
       <div class="timeline" ref={scroller} onScroll={onScroll} onClick={onClick} data-testid="timeline" aria-live="off">
         {away && (
           <div class="tl-empty tl-away" role="status">
-            {items === null ? 'The machine is offline: the timeline loads when it is back.' : 'The machine is offline: this is the timeline as last loaded.'}
+            {items === null
+              ? 'The machine is offline: the timeline loads when it is back.'
+              : 'The machine is offline: this is the timeline as last loaded.'}
           </div>
         )}
         {items === null && !error && !away && <div class="tl-empty">Loading the timeline…</div>}
@@ -195,11 +306,16 @@ export function Timeline(props: { s: Session; visible: boolean }) {
               : 'Nothing here yet. Type a prompt below.'}
           </div>
         )}
-        {items?.map((it) => (
+        {items?.map((it) => [
+          it.id === divider && (
+            <div key="new-divider" class="tl-item tl-divider tl-new" role="separator" data-testid="tl-new-divider">
+              <span>New since you last looked</span>
+            </div>
+          ),
           <div key={it.id} class="tl-row" data-item-id={it.id}>
-            <Item item={it} took={took.get(it.id)} />
-          </div>
-        ))}
+            <Item item={it} took={took.get(it.id)} sid={s.id} dir={s.dir} git={!!s.git && !s.offline} />
+          </div>,
+        ])}
         <LiveTail s={s} items={items} />
       </div>
       {newBelow && (
@@ -290,9 +406,19 @@ function turnTimes(items: TimelineItem[] | null, busy: boolean): Map<string, num
   return out;
 }
 
-class Item extends Component<{ item: TimelineItem; took?: number }> {
-  shouldComponentUpdate(next: { item: TimelineItem; took?: number }) {
-    return next.item !== this.props.item || next.took !== this.props.took;
+interface ItemProps {
+  item: TimelineItem;
+  took?: number;
+  /** The session, its folder, and whether its Git panel can show a file's diff. */
+  sid: string;
+  dir: string;
+  git: boolean;
+}
+
+class Item extends Component<ItemProps> {
+  shouldComponentUpdate(next: ItemProps) {
+    const p = this.props;
+    return next.item !== p.item || next.took !== p.took || next.git !== p.git || next.dir !== p.dir;
   }
   render() {
     const it = this.props.item;
@@ -321,6 +447,9 @@ class Item extends Component<{ item: TimelineItem; took?: number }> {
                   </span>
                 )}
               </div>
+            )}
+            {it.files && it.files.length > 0 && (
+              <TurnFiles files={it.files} sid={this.props.sid} dir={this.props.dir} git={this.props.git} />
             )}
           </div>
         );
@@ -373,13 +502,64 @@ class Item extends Component<{ item: TimelineItem; took?: number }> {
   }
 }
 
+/** The most files a turn lists; the rest are counted. */
+const MAX_TURN_FILES = 50;
+
+/** A path under the session's folder, relative to it; another as it is. */
+function underDir(path: string, dir: string): string {
+  const d = dir.replace(/\/+$/, '');
+  return d && path.startsWith(`${d}/`) ? path.slice(d.length + 1) : path;
+}
+
+/** The files a turn changed, each opening its diff in the Git panel when the folder is a repository. */
+function TurnFiles(props: { files: TurnFile[]; sid: string; dir: string; git: boolean }) {
+  const shown = props.files.slice(0, MAX_TURN_FILES);
+  const more = props.files.length - shown.length;
+  return (
+    <ul class="tl-files" data-testid="turn-files" aria-label="Files this turn changed">
+      {shown.map((f) => {
+        const body = (
+          <>
+            <span class="tl-file-path">{underDir(f.path, props.dir)}</span>
+            {f.created && <span class="tag">new</span>}
+            <span class="diff-stat">
+              <span class="add">+{f.added}</span>
+              <span class="del">−{f.removed}</span>
+            </span>
+          </>
+        );
+        return (
+          <li key={f.path} data-testid="turn-file" data-path={f.path}>
+            {props.git ? (
+              <button
+                type="button"
+                class="tl-file"
+                data-testid="turn-file-open"
+                title={`${f.path}: show its diff in the Git panel`}
+                onClick={() => openGitFile(props.sid, f.path)}
+              >
+                {body}
+              </button>
+            ) : (
+              <span class="tl-file" title={f.path}>
+                {body}
+              </span>
+            )}
+          </li>
+        );
+      })}
+      {more > 0 && <li class="muted">and {more} more</li>}
+    </ul>
+  );
+}
+
 function ToolItem(props: { t: ToolCall }) {
   const t = props.t;
   const [open, setOpen] = useState(false);
   const summary = toolSummary(t.name, t.input);
   const edits = t.edits ?? [];
   const state = !t.done ? 'running' : t.is_error ? 'error' : 'ok';
-  const firstErr = t.is_error && t.result ? t.result.split('\n').find((l) => l.trim()) ?? '' : '';
+  const firstErr = t.is_error && t.result ? (t.result.split('\n').find((l) => l.trim()) ?? '') : '';
   const id = `tool-${t.id}`;
   return (
     <div class={`tl-item tl-tool tool-${state}`} data-kind="tool" data-tool={t.name}>

@@ -18,6 +18,12 @@ export const newSessionDevice = signal('');
 export const helpOpen = signal(false);
 /** The quick switcher (Ctrl+K). */
 export const switcherOpen = signal(false);
+/** A file whose diff the session's Git panel is to open at (a turn's file clicked in the timeline). */
+export const gitFocus = signal<{ session: string; path: string } | null>(null);
+
+export function openGitFile(session: string, path: string): void {
+  gitFocus.value = { session, path };
+}
 
 export function openNewSession(device = ''): void {
   newSessionDevice.value = device;
@@ -67,5 +73,6 @@ export function resetUI(): void {
     newSessionOpen.value = false;
     helpOpen.value = false;
     switcherOpen.value = false;
+    gitFocus.value = null;
   });
 }
