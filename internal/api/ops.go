@@ -29,6 +29,11 @@ const (
 	// ScopeLocal: answered by the server asked (the hub, or an agent on
 	// its own socket), never sent over the link.
 	ScopeLocal Scope = "local"
+	// ScopeUser: the asking user's own data kept by the server that holds
+	// the users (the hub, which corral serve is too): notifications,
+	// settings, push subscriptions. Never sent over the link; an agent
+	// alone, which has no users, does not answer it.
+	ScopeUser Scope = "user"
 	// ScopeLink: between a hub and one agent only, about the link itself
 	// (its terminal streams); no HTTP route.
 	ScopeLink Scope = "link"
@@ -48,6 +53,10 @@ type OpInfo struct {
 	// Status is the HTTP status of a success; 0 means 200, or 204 when
 	// the result is Empty.
 	Status int
+	// Lenient lets the JSON body carry fields the request does not have:
+	// a browser's own object (a push subscription) may hold more than
+	// corral reads. Every other body is decoded strictly.
+	Lenient bool
 	// Timeout bounds how long a hub waits for the device; 0 means 30 s
 	// unless the caller set a deadline.
 	Timeout time.Duration
@@ -161,6 +170,21 @@ var (
 	OpGitDiff = Op[GitDiffRequest, GitDiff]{OpInfo{Name: "git_diff", Method: "GET", Path: "/api/v1/sessions/{id}/git/diff", Scope: ScopeSession,
 		Doc: "the diff of a session's folder (unstaged or staged, or one file), as unified diff text"}}
 
+	OpWebConfig = Op[Empty, WebConfig]{OpInfo{Name: "web_config", Method: "GET", Path: "/api/v1/web/config", Scope: ScopeUser,
+		Doc: "what the dashboard needs to know: the server's build and host, the push key, the user's webhook"}}
+	OpNotifications = Op[Empty, []LoggedNotification]{OpInfo{Name: "notifications", Method: "GET", Path: "/api/v1/notifications", Scope: ScopeUser,
+		Doc: "the user's latest notifications, newest first"}}
+	OpSettings = Op[SettingsRequest, Settings]{OpInfo{Name: "settings", Method: "PUT", Path: "/api/v1/settings", Scope: ScopeUser,
+		Doc: "change the user's settings (the webhook notifications also go to)"}}
+	OpPushSubscribe = Op[PushSubscription, Empty]{OpInfo{Name: "push_subscribe", Method: "POST", Path: "/api/v1/push/subscriptions", Scope: ScopeUser,
+		Status: 201, Lenient: true,
+		Doc: "send the user's notifications to a browser's Web Push subscription"}}
+	OpPushUnsubscribe = Op[PushUnsubscribeRequest, Empty]{OpInfo{Name: "push_unsubscribe", Method: "DELETE", Path: "/api/v1/push/subscriptions", Scope: ScopeUser,
+		Lenient: true,
+		Doc:     "stop sending to a push subscription of the user's"}}
+	OpPushTest = Op[Empty, Empty]{OpInfo{Name: "push_test", Method: "POST", Path: "/api/v1/push/test", Scope: ScopeUser, Status: 202,
+		Doc: "send the user a test notification, to every push subscription and the webhook"}}
+
 	OpTermOpen = Op[TermOpenRequest, TermOpenResult]{OpInfo{Name: "term_open", Scope: ScopeLink,
 		Doc: "attach a terminal stream to a session"}}
 	OpTermClose = Op[TermCloseRequest, Empty]{OpInfo{Name: "term_close", Scope: ScopeLink,
@@ -179,6 +203,7 @@ func Ops() []OpInfo {
 		OpInput, OpAnswer, OpRestart, OpKeys, OpCapture, OpRun, OpViewed, OpDownload, OpTimeline,
 		OpGitStatus, OpGitDiff,
 		OpDevices, OpDirs, OpResumable,
+		OpWebConfig, OpNotifications, OpSettings, OpPushSubscribe, OpPushUnsubscribe, OpPushTest,
 		OpTermOpen, OpTermClose, OpTermResize,
 	}
 	out := make([]OpInfo, len(all))

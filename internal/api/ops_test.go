@@ -62,19 +62,20 @@ func TestOps(t *testing.T) {
 			if !o.Request.Implements(deviceReq) {
 				t.Errorf("%s: a device op's request names its device", o.Name)
 			}
-		case api.ScopeLocal, api.ScopeLink:
+		case api.ScopeLocal, api.ScopeUser, api.ScopeLink:
 		default:
 			t.Errorf("%s: scope %q", o.Name, o.Scope)
 		}
 	}
 	// What Ops lists is what the package declares.
 	for _, n := range []string{"create", "kill", "rename", "input", "keys", "viewed", "capture", "run", "dirs", "resumable",
-		"timeline", "download", "git_status", "git_diff", "term_open", "term_close", "term_resize", "answer", "restart", "version", "sessions", "session", "devices"} {
+		"timeline", "download", "git_status", "git_diff", "term_open", "term_close", "term_resize", "answer", "restart", "version", "sessions", "session", "devices",
+		"web_config", "notifications", "settings", "push_subscribe", "push_unsubscribe", "push_test"} {
 		if !names[n] {
 			t.Errorf("op %q is not in Ops", n)
 		}
 	}
-	if len(names) != 23 {
+	if len(names) != 29 {
 		t.Errorf("%d ops; a new one needs its line above", len(names))
 	}
 }
@@ -198,7 +199,7 @@ func TestDocsNameEveryOp(t *testing.T) {
 				t.Errorf("docs/api.md has no row %q", row)
 			}
 		}
-		if o.Scope != api.ScopeLocal && !strings.Contains(protocol, "| `"+o.Name+"` |") {
+		if o.Scope != api.ScopeLocal && o.Scope != api.ScopeUser && !strings.Contains(protocol, "| `"+o.Name+"` |") {
 			t.Errorf("docs/protocol.md does not name op %s", o.Name)
 		}
 	}

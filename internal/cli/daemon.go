@@ -392,7 +392,7 @@ func (d *daemon) serveWeb(f webFlags, b backend.Backend, accounts web.Accounts, 
 	if f.metrics {
 		mh = d.metrics.Handler()
 	}
-	h := web.New(b, web.Options{Logger: d.log, Store: d.db, Notifier: n, Auth: auth, Loopback: loopback, AllowedHosts: f.allowHosts, Link: link, TLS: useTLS,
+	h := web.New(b, web.Options{Logger: d.log, Auth: auth, Loopback: loopback, AllowedHosts: f.allowHosts, Link: link, TLS: useTLS,
 		Metrics: mh})
 	lim := bound.TCP()
 	if f.maxConns > 0 {

@@ -86,7 +86,7 @@ func runHub(ctx context.Context, e *env, f hubFlags) (err error) {
 		return err
 	}
 	hb, err := hub.New(ctx, hub.Options{Logger: d.log, Store: d.db, Accounts: accounts, MaxSessions: f.maxSessions,
-		OnUser: notifier.FollowUser, Metrics: d.metrics, Cluster: cl})
+		OnUser: notifier.FollowUser, Notifier: notifier, Metrics: d.metrics, Cluster: cl})
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func serve(ctx context.Context, e *env, f serveFlags) (err error) {
 		}
 	}
 	d.run("notifier", stageNotify, notifier.Run)
-	hb, err := hub.New(ctx, hub.Options{Logger: d.log, OnUser: notifier.FollowUser, Metrics: d.metrics})
+	hb, err := hub.New(ctx, hub.Options{Logger: d.log, OnUser: notifier.FollowUser, Notifier: notifier, Metrics: d.metrics})
 	if err != nil {
 		return err
 	}

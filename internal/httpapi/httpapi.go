@@ -118,8 +118,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	return json.NewEncoder(w).Encode(v)
 }
 
-func readJSON(r *http.Request, v any) error { return DecodeJSON(r.Body, v, true) }
-
 // DecodeJSON reads one JSON value from a request body (already limited with
 // http.MaxBytesReader) into v, with an API error that says what is wrong:
 // too large, empty, malformed, or followed by more data. Strict refuses
@@ -155,12 +153,15 @@ func (h *Handler) op(op api.OpInfo) func(http.ResponseWriter, *http.Request) err
 	body := op.Method != http.MethodGet && op.BodyFields()
 	params := op.PathParams()
 	status := op.SuccessStatus()
+	// An op that answers nothing has no body, whatever its status (201
+	// of a push subscription, 202 of a test notification).
+	empty := op.Result == reflect.TypeFor[api.Empty]()
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req := reflect.New(op.Request).Interface()
 		if body && !(op.Method == http.MethodDelete && r.ContentLength == 0) {
 			// A DELETE's body carries options only (kill's
 			// remove_worktree): none is the plain delete.
-			if err := readJSON(r, req); err != nil {
+			if err := DecodeJSON(r.Body, req, !op.Lenient); err != nil {
 				return err
 			}
 		}
@@ -180,7 +181,7 @@ func (h *Handler) op(op api.OpInfo) func(http.ResponseWriter, *http.Request) err
 		}
 		// Every answer is the state of now.
 		w.Header().Set("Cache-Control", "no-store")
-		if status == http.StatusNoContent {
+		if empty {
 			w.WriteHeader(status)
 			return nil
 		}

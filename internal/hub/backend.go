@@ -96,8 +96,8 @@ func (h *Hub) pick(ctx context.Context, name string) (*device, *link.Peer, error
 
 // newMux is the hub's table of operations: every session op forwarded to
 // the device that owns the session, every device op to the device it
-// names, and the local ops answered here. A new op of internal/api needs
-// no line here unless it is local.
+// names, and the local and user ops answered here. A new op of internal/api needs
+// no line here unless it is local or the user's.
 func (h *Hub) newMux() *backend.Mux {
 	m := backend.NewMux()
 	for _, op := range api.Ops() {
@@ -112,6 +112,7 @@ func (h *Hub) newMux() *backend.Mux {
 	backend.Handle(m, api.OpSessions, h.sessions)
 	backend.Handle(m, api.OpSession, h.session)
 	backend.Handle(m, api.OpDevices, h.devicesOf)
+	h.addUserOps(m)
 	return m
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/corral-dev/corral/internal/lifetime"
 	"github.com/corral-dev/corral/internal/link"
 	"github.com/corral-dev/corral/internal/metrics"
+	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
 	"github.com/corral-dev/corral/internal/version"
 )
@@ -52,6 +53,10 @@ type Options struct {
 	// lock held: it must not block nor call the hub (notify.FollowUser starts a
 	// goroutine of the notifier's and returns).
 	OnUser func(user string, bus *events.Feed)
+	// Notifier keeps the users' push subscriptions and webhooks and their
+	// notification log, which the user ops serve (user.go); nil:
+	// notifications are off.
+	Notifier *notify.Notifier
 	// Heartbeat overrides the link heartbeat (tests).
 	Heartbeat time.Duration
 	// RecheckDevices is how often Run looks in the database for devices

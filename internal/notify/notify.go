@@ -233,13 +233,22 @@ func (n *Notifier) SetWebhook(ctx context.Context, user, raw string) error {
 	return err
 }
 
-// Subscription is a browser's PushSubscription.toJSON().
-type Subscription struct {
-	Endpoint string `json:"endpoint"`
-	Keys     struct {
-		P256dh string `json:"p256dh"`
-		Auth   string `json:"auth"`
-	} `json:"keys"`
+// Subscription is a browser's PushSubscription.toJSON() (the
+// push_subscribe op's request).
+type Subscription = api.PushSubscription
+
+// Log is a user's notification log, newest first, at most limit entries.
+func (n *Notifier) Log(ctx context.Context, user string, limit int) ([]api.LoggedNotification, error) {
+	list, err := n.store.Notifications(ctx, user, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.LoggedNotification, len(list))
+	for i, e := range list {
+		out[i] = api.LoggedNotification{ID: e.ID, Time: e.Time, Device: e.Device, SessionID: e.SessionID,
+			SessionName: e.SessionName, Reason: e.Reason, Message: e.Message}
+	}
+	return out, nil
 }
 
 // Subscribe stores a browser's subscription.

@@ -80,7 +80,7 @@ func newAuthFixture(t *testing.T, multi bool, o web.AuthOptions) *authFixture {
 		}
 	}
 	auth := web.NewAuth(st, acc, o)
-	h := web.New(stubBackend{}, web.Options{Store: st, Auth: auth, Loopback: true,
+	h := web.New(stubBackend{}, web.Options{Auth: auth, Loopback: true,
 		Assets: fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>corral</title>")}}})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -701,7 +701,7 @@ func BenchmarkCookieRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := web.New(stubBackend{}, web.Options{Store: st, Auth: web.NewAuth(st, acc, web.AuthOptions{}), Loopback: true,
+	h := web.New(stubBackend{}, web.Options{Auth: web.NewAuth(st, acc, web.AuthOptions{}), Loopback: true,
 		Assets: fstest.MapFS{"index.html": {Data: []byte("x")}}})
 	link, _ := acc.NewLoginLink(ctx, identity.Local, time.Minute)
 	rec := httptest.NewRecorder()

@@ -102,7 +102,7 @@ func TestRefusedTerminalSpawnsNothing(t *testing.T) {
 func TestHSTSUnderTLS(t *testing.T) {
 	f := newFixture(t)
 	for _, tls := range []bool{true, false} {
-		h := web.New(f.ag.Backend(), web.Options{Store: f.st, Auth: f.auth, Loopback: true, TLS: tls,
+		h := web.New(f.ag.Backend(), web.Options{Auth: f.auth, Loopback: true, TLS: tls,
 			Assets: fstest.MapFS{"index.html": {Data: []byte("x")}}})
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("GET", "/", nil)
@@ -135,7 +135,7 @@ func TestPushSubscriptionsScopedToTheirUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(web.New(f.ag.Backend(), web.Options{Store: f.st, Notifier: n, Auth: auth, Loopback: true,
+	srv := httptest.NewServer(web.New(withUserOps(t, f.ag.Backend(), n), web.Options{Auth: auth, Loopback: true,
 		Assets: fstest.MapFS{"index.html": {Data: []byte("x")}}}))
 	defer srv.Close()
 	do := func(tok, method string, body any) int {

@@ -13,7 +13,7 @@ import (
 // a dashboard given no metrics handler says so rather than serving the UI.
 func TestMetricsBehindLogin(t *testing.T) {
 	f := newFixture(t)
-	h := web.New(f.ag.Backend(), web.Options{Store: f.st, Auth: f.auth, Loopback: true,
+	h := web.New(f.ag.Backend(), web.Options{Auth: f.auth, Loopback: true,
 		Metrics: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("corral_up 1\n")) })})
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -23,17 +22,13 @@ import (
 	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/httpapi"
 	"github.com/corral-dev/corral/internal/identity"
-	"github.com/corral-dev/corral/internal/notify"
 	"github.com/corral-dev/corral/internal/store"
-	"github.com/corral-dev/corral/internal/version"
 )
 
 // Options configure the server.
 type Options struct {
-	Logger   *slog.Logger
-	Store    store.NotificationLog
-	Notifier *notify.Notifier
-	Auth     *Auth
+	Logger *slog.Logger
+	Auth   *Auth
 	// Loopback: the server listens on loopback only, so Host must name a
 	// loopback address (a defence against DNS rebinding) or one of
 	// AllowedHosts (the public name of a TLS reverse proxy in front).
@@ -74,19 +69,16 @@ func New(b backend.Backend, opts Options) *Server {
 	if opts.Link != nil {
 		s.mux.Handle("GET /api/v1/link", opts.Link)
 	}
-	// Everything else under /api/ needs a credential.
+	// Everything else under /api/ needs a credential. The operations are
+	// the API's (httpapi, one table from api.Ops()); what is here is the
+	// browser's own: its cookie sessions, and the WebSockets
+	// (docs/architecture.md, "What the dashboard serves itself").
 	authed := []struct {
 		pattern string
 		fn      http.HandlerFunc
 	}{
-		{"GET /api/v1/web/config", s.config},
 		{"GET /api/v1/auth/sessions", s.webSessions},
 		{"DELETE /api/v1/auth/sessions/{id}", s.endWebSession},
-		{"POST /api/v1/push/subscriptions", s.pushSubscribe},
-		{"DELETE /api/v1/push/subscriptions", s.pushUnsubscribe},
-		{"POST /api/v1/push/test", s.pushTest},
-		{"PUT /api/v1/settings", s.settings},
-		{"GET /api/v1/notifications", s.notifications},
 		{"GET /api/v1/ws/events", s.eventsWS},
 		{"GET /api/v1/sessions/{id}/terminal", s.terminalWS},
 		{"/api/", s.api.ServeHTTP},
@@ -401,7 +393,9 @@ type webSession struct {
 	Current bool `json:"current,omitempty"`
 }
 
-// webSessions lists the caller's browser sessions ("signed-in devices").
+// webSessions lists the caller's browser sessions ("signed-in devices"). They
+// are the dashboard's own (Auth keeps them, and ends the WebSockets of one
+// ended), and "current" means the cookie of this very request.
 func (s *Server) webSessions(w http.ResponseWriter, r *http.Request) {
 	p := principalOf(r.Context())
 	list, err := s.opts.Auth.store.WebSessions(r.Context(), p.user.ID)
@@ -432,105 +426,6 @@ func (s *Server) endWebSession(w http.ResponseWriter, r *http.Request) {
 		clearCookies(w)
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-func (s *Server) config(w http.ResponseWriter, r *http.Request) {
-	host, _ := os.Hostname()
-	b := version.Get()
-	cfg := map[string]string{"version": b.Version, "commit": b.Commit, "build_date": b.Date, "hostname": host}
-	if home, err := os.UserHomeDir(); err == nil {
-		cfg["home"] = home // the UI shortens paths to ~
-	}
-	if n := s.opts.Notifier; n != nil {
-		cfg["vapid_public_key"] = n.VAPIDPublicKey()
-		cfg["webhook_url"] = n.Webhook(r.Context(), identity.User(r.Context()))
-	}
-	writeJSON(w, http.StatusOK, cfg)
-}
-
-func (s *Server) pushSubscribe(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Notifier == nil {
-		httpapi.WriteError(w, api.Errorf(api.CodeUnavailable, "notifications are off"))
-		return
-	}
-	var sub notify.Subscription
-	if !readBody(w, r, 8192, &sub, false) {
-		return
-	}
-	if err := s.opts.Notifier.Subscribe(r.Context(), identity.User(r.Context()), sub); err != nil {
-		httpapi.WriteError(w, api.AsError(err))
-		return
-	}
-	w.WriteHeader(http.StatusCreated)
-}
-
-// pushTest sends the user a test notification: to every push subscription
-// and the webhook (Settings' "Send a test").
-func (s *Server) pushTest(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Notifier == nil {
-		httpapi.WriteError(w, api.Errorf(api.CodeUnavailable, "notifications are off"))
-		return
-	}
-	if !readBody(w, r, 1024, &struct{}{}, false) {
-		return
-	}
-	s.opts.Notifier.Test(identity.User(r.Context()))
-	w.WriteHeader(http.StatusAccepted)
-}
-
-func (s *Server) pushUnsubscribe(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Notifier == nil {
-		httpapi.WriteError(w, api.Errorf(api.CodeUnavailable, "notifications are off"))
-		return
-	}
-	var req struct {
-		Endpoint string `json:"endpoint"`
-	}
-	if !readBody(w, r, 8192, &req, false) {
-		return
-	}
-	if req.Endpoint == "" {
-		httpapi.WriteError(w, api.Errorf(api.CodeBadRequest, "want {\"endpoint\": ...}"))
-		return
-	}
-	if err := s.opts.Notifier.Unsubscribe(r.Context(), identity.User(r.Context()), req.Endpoint); err != nil {
-		httpapi.WriteError(w, api.AsError(err))
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Notifier == nil {
-		httpapi.WriteError(w, api.Errorf(api.CodeUnavailable, "notifications are off"))
-		return
-	}
-	var req struct {
-		WebhookURL *string `json:"webhook_url"`
-	}
-	if !readBody(w, r, 8192, &req, true) {
-		return
-	}
-	if req.WebhookURL != nil {
-		if err := s.opts.Notifier.SetWebhook(r.Context(), identity.User(r.Context()), *req.WebhookURL); err != nil {
-			httpapi.WriteError(w, api.AsError(err))
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"webhook_url": s.opts.Notifier.Webhook(r.Context(), identity.User(r.Context()))})
-}
-
-func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Store == nil {
-		writeJSON(w, http.StatusOK, []store.Notification{})
-		return
-	}
-	list, err := s.opts.Store.Notifications(r.Context(), identity.User(r.Context()), 100)
-	if err != nil {
-		httpapi.WriteError(w, api.AsError(err))
-		return
-	}
-	writeJSON(w, http.StatusOK, list)
 }
 
 // readBody decodes a JSON request body of at most limit bytes into v (see

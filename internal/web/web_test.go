@@ -22,6 +22,7 @@ import (
 
 	"github.com/corral-dev/corral/internal/agent"
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/backend"
 	"github.com/corral-dev/corral/internal/events"
 	"github.com/corral-dev/corral/internal/hub"
 	"github.com/corral-dev/corral/internal/identity"
@@ -76,7 +77,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	assets := fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>corral</title>")}, "app.js": {Data: []byte("console.log(1)")}}
-	h := web.New(ag.Backend(), web.Options{Store: st, Notifier: n, Auth: auth, Loopback: true, Assets: assets})
+	h := web.New(withUserOps(t, ag.Backend(), n), web.Options{Auth: auth, Loopback: true, Assets: assets})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.Close()
@@ -86,6 +87,34 @@ func newFixture(t *testing.T) *fixture {
 		os.RemoveAll(dir)
 	})
 	return &fixture{dir: dir, srv: srv, ag: ag, auth: auth, st: st, acc: accounts, token: token}
+}
+
+// withUserOps is b with the user ops (config, notifications, settings,
+// push) answered by a hub whose notifier is n, as corral serve has them.
+func withUserOps(t *testing.T, b backend.Backend, n *notify.Notifier) backend.Backend {
+	t.Helper()
+	hb, err := hub.New(context.Background(), hub.Options{Notifier: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := map[string]bool{}
+	for _, op := range api.Ops() {
+		user[op.Name] = op.Scope == api.ScopeUser
+	}
+	return userOps{Backend: b, hub: hb, user: user}
+}
+
+type userOps struct {
+	backend.Backend
+	hub  *hub.Hub
+	user map[string]bool
+}
+
+func (u userOps) Serve(ctx context.Context, op string, req any) (any, error) {
+	if u.user[op] {
+		return u.hub.Serve(ctx, op, req)
+	}
+	return u.Backend.Serve(ctx, op, req)
 }
 
 func (f *fixture) url(p string) string { return f.srv.URL + p }
@@ -303,7 +332,7 @@ func TestDNSRebindingRefused(t *testing.T) {
 		t.Fatalf("foreign Host: %d", resp.StatusCode)
 	}
 	// A reverse proxy's public name can be allowed explicitly.
-	h := web.New(f.ag.Backend(), web.Options{Store: f.st, Auth: f.auth, Loopback: true, AllowedHosts: []string{"hub.example.com"},
+	h := web.New(f.ag.Backend(), web.Options{Auth: f.auth, Loopback: true, AllowedHosts: []string{"hub.example.com"},
 		Assets: fstest.MapFS{"index.html": {Data: []byte("x")}}})
 	for host, want := range map[string]int{"hub.example.com": 200, "hub.example.com:443": 200, "evil.example.com": 403} {
 		req := httptest.NewRequest("GET", "/api/v1/sessions", nil)

@@ -403,6 +403,63 @@ export interface Resumable {
 }
 
 /**
+ * WebConfig is what the dashboard reads once it is logged in: the
+ * server's build and host, the public key of its Web Push, and the user's
+ * webhook. An empty field is not known (or notifications are off).
+ */
+export interface WebConfig {
+  version?: string;
+  /** Commit and BuildDate (RFC 3339) are the build's, when stamped. */
+  commit?: string;
+  build_date?: string;
+  hostname?: string;
+  /** Home is the server's home directory: the UI shortens paths to ~. */
+  home?: string;
+  /** VAPIDPublicKey is the applicationServerKey of a push subscription. */
+  vapid_public_key?: string;
+  webhook_url?: string;
+}
+
+/** LoggedNotification is an entry of the user's notification log. */
+export interface LoggedNotification {
+  id: number;
+  time: string;
+  device?: string;
+  session_id: string;
+  session_name: string;
+  reason: Status;
+  message?: string;
+}
+
+/**
+ * SettingsRequest changes the user's settings; a field left out stays as
+ * it is.
+ */
+export interface SettingsRequest {
+  /**
+   * WebhookURL is where notifications are also POSTed (ntfy or Slack
+   * style); "" turns the webhook off.
+   */
+  webhook_url?: string;
+}
+
+/** Settings are the user's settings. */
+export interface Settings {
+  webhook_url: string;
+}
+
+/** PushSubscription is a browser's PushSubscription.toJSON(). */
+export interface PushSubscription {
+  endpoint: string;
+  keys: PushKeys;
+}
+
+/** PushUnsubscribeRequest names the subscription to forget. */
+export interface PushUnsubscribeRequest {
+  endpoint: string;
+}
+
+/**
  * Event is one entry of the event stream. Seq grows by one for every event
  * the daemon publishes; a gap tells a reader it missed something.
  */
@@ -720,6 +777,12 @@ export interface DirEntry {
   is_dir: boolean;
 }
 
+/** PushKeys are a push subscription's keys. */
+export interface PushKeys {
+  p256dh: string;
+  auth: string;
+}
+
 /**
  * Notification is what alerted a person about a session: its reason (the
  * status, needs-input or review) and its words.
@@ -898,6 +961,12 @@ export const ops = {
   devices: { method: 'GET', path: '/api/v1/devices' },
   dirs: { method: 'GET', path: '/api/v1/dirs' },
   resumable: { method: 'GET', path: '/api/v1/resumable' },
+  web_config: { method: 'GET', path: '/api/v1/web/config' },
+  notifications: { method: 'GET', path: '/api/v1/notifications' },
+  settings: { method: 'PUT', path: '/api/v1/settings' },
+  push_subscribe: { method: 'POST', path: '/api/v1/push/subscriptions' },
+  push_unsubscribe: { method: 'DELETE', path: '/api/v1/push/subscriptions' },
+  push_test: { method: 'POST', path: '/api/v1/push/test' },
 } as const;
 
 export type OpName = keyof typeof ops;
@@ -944,4 +1013,16 @@ export interface OpTypes {
   dirs: { req: DirsRequest; res: DirListing };
   /** list the Claude conversations of a directory that can be resumed */
   resumable: { req: ResumableRequest; res: Resumable[] };
+  /** what the dashboard needs to know: the server's build and host, the push key, the user's webhook */
+  web_config: { req: Empty; res: WebConfig };
+  /** the user's latest notifications, newest first */
+  notifications: { req: Empty; res: LoggedNotification[] };
+  /** change the user's settings (the webhook notifications also go to) */
+  settings: { req: SettingsRequest; res: Settings };
+  /** send the user's notifications to a browser's Web Push subscription */
+  push_subscribe: { req: PushSubscription; res: void };
+  /** stop sending to a push subscription of the user's */
+  push_unsubscribe: { req: PushUnsubscribeRequest; res: void };
+  /** send the user a test notification, to every push subscription and the webhook */
+  push_test: { req: Empty; res: void };
 }

@@ -131,7 +131,7 @@ export const api = {
   webSessions: () => request<WebSession[]>('GET', '/api/v1/auth/sessions'),
   endWebSession: (id: string) => request<void>('DELETE', `/api/v1/auth/sessions/${enc(id)}`),
   devices: () => call('devices', {}),
-  config: () => request<WebConfig>('GET', '/api/v1/web/config'),
+  config: (): Promise<WebConfig> => call('web_config', {}),
   sessions: () => call('sessions', {}),
   create: (body: CreateRequest) => call('create', body),
   rename: (id: string, name: string) => call('rename', { name }, id),
@@ -150,11 +150,13 @@ export const api = {
   timeline: (id: string, since: string, signal?: AbortSignal) => call('timeline', { since }, id, { signal }),
   dirs: (path: string, device?: string) => call('dirs', { path, device }),
   resumable: (dir: string, device?: string) => call('resumable', { dir, device }),
-  notifications: () => request<NotificationEntry[] | null>('GET', '/api/v1/notifications'),
-  pushSubscribe: (sub: PushSubscriptionJSON) => request<unknown>('POST', '/api/v1/push/subscriptions', sub),
-  pushUnsubscribe: (endpoint: string) => request<unknown>('DELETE', '/api/v1/push/subscriptions', { endpoint }),
-  pushTest: () => request<unknown>('POST', '/api/v1/push/test', {}),
-  settings: (s: { webhook_url: string }) => request<unknown>('PUT', '/api/v1/settings', s),
+  // The log's entries, as the bell keeps them (live ones carry a seq).
+  notifications: () => request<NotificationEntry[] | null>(ops.notifications.method, ops.notifications.path),
+  // The browser's own object, as it is: the server ignores what it does not read.
+  pushSubscribe: (sub: PushSubscriptionJSON) => request<unknown>(ops.push_subscribe.method, ops.push_subscribe.path, sub),
+  pushUnsubscribe: (endpoint: string) => call('push_unsubscribe', { endpoint }),
+  pushTest: () => call('push_test', {}),
+  settings: (s: { webhook_url: string }) => call('settings', s),
 };
 
 /** ws:// or wss:// URL for a path on this origin. */
