@@ -10,11 +10,6 @@ import (
 // fixtureDir holds the real Claude Code 2.1.197 recordings.
 const fixtureDir = "../../../testdata/claude-code-2.1.197"
 
-func readFixture(t testing.TB, name string) []byte {
-	t.Helper()
-	return testio.ReadFile(t, filepath.Join(fixtureDir, name))
-}
-
 // fixtureLines returns the non-empty lines of a JSONL fixture.
 func fixtureLines(t testing.TB, name string) [][]byte {
 	t.Helper()
