@@ -80,20 +80,7 @@ func (l eventLog) ClaimLink(ctx context.Context, deviceID, replica string) (int6
 			RETURNING epoch`, deviceID, replica).Scan(&epoch); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT session_id, session FROM corral_cluster_sessions WHERE device_id = $1`, deviceID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			var b []byte
-			if err := rows.Scan(&id, &b); err != nil {
-				return err
-			}
-			out[id] = b
-		}
-		return rows.Err()
+		return deviceSessions(ctx, tx, deviceID, out)
 	})
 	return epoch, out, err
 }
@@ -310,20 +297,25 @@ func (l eventLog) Reclaim(ctx context.Context, deviceID, replica string) (int64,
 			return err
 		}
 		ok = true
-		rows, err := tx.Query(ctx, `SELECT session_id, session FROM corral_cluster_sessions WHERE device_id = $1`, deviceID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			var b []byte
-			if err := rows.Scan(&id, &b); err != nil {
-				return err
-			}
-			out[id] = b
-		}
-		return rows.Err()
+		return deviceSessions(ctx, tx, deviceID, out)
 	})
 	return epoch, out, ok, err
+}
+
+// deviceSessions reads the log's copy of a device's sessions into out.
+func deviceSessions(ctx context.Context, tx pgx.Tx, deviceID string, out map[string][]byte) error {
+	rows, err := tx.Query(ctx, `SELECT session_id, session FROM corral_cluster_sessions WHERE device_id = $1`, deviceID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return err
+		}
+		out[id] = b
+	}
+	return rows.Err()
 }
