@@ -35,6 +35,12 @@ type Options struct {
 	FirstSeq uint64
 	// Now is the clock (tests).
 	Now func() time.Time
+	// OnNotify is told every notification published (Notify), with the
+	// feed's lock held: it must not block nor call the feed. A hub of
+	// several replicas hands them to its event log (internal/hub).
+	OnNotify func(user string, n api.Notification)
+	// User names the feed's user for OnNotify.
+	User string
 }
 
 // Feed holds the latest state (sessions, devices) and fans its changes
@@ -169,6 +175,27 @@ func (b *Feed) UpdateDevice(d api.Device) (api.Event, bool) {
 	return b.publishLocked(api.Event{Type: api.EventDevice, Device: &cp}), true
 }
 
+// PutDevice records a device's state and publishes it, changed or not: a
+// feed that applies another's numbered events (a replica applying the
+// event log) publishes exactly one event for each.
+func (b *Feed) PutDevice(d api.Device) api.Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.devices[d.ID] = d
+	cp := d
+	return b.publishLocked(api.Event{Type: api.EventDevice, Device: &cp})
+}
+
+// LoadDevices sets the initial devices without publishing anything (Load).
+func (b *Feed) LoadDevices(list []api.Device) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, d := range list {
+		b.devices[d.ID] = d
+	}
+	b.snapOK = false
+}
+
 // sameDevice says whether publishing b after a would tell nothing new.
 func sameDevice(a, b api.Device) bool {
 	ca, cb := a.Conflict, b.Conflict
@@ -198,6 +225,9 @@ func (b *Feed) RemoveDevice(id string) (api.Event, bool) {
 func (b *Feed) Notify(n api.Notification) api.Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.opts.OnNotify != nil {
+		b.opts.OnNotify(b.opts.User, n)
+	}
 	return b.publishLocked(api.Event{Type: api.EventNotification, Notification: &n})
 }
 

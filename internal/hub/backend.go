@@ -228,7 +228,11 @@ func (h *Hub) devicesOf(ctx context.Context, _ api.Empty) ([]api.Device, error) 
 		return nil, err
 	}
 	if h.cl != nil {
-		return h.cl.onlineElsewhere(ctx, h.DevicesOf(u)), nil
+		bus, err := h.viewBus(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		return bus.Devices(), nil
 	}
 	return h.DevicesOf(u), nil
 }

@@ -4,11 +4,18 @@ package hub
 // core stays one process's: it holds the links that land on it and its
 // own buses. This layer adds, when Options.Cluster is set:
 //
-//   - each device's sessions, as this replica holds them, written to the
-//     event log (PostgreSQL, store.EventLog) by a worker, each change with
-//     its user's next number; the log refuses a replica whose claim on the
+//   - each device's sessions and its own state (online, offline, its
+//     name), as this replica holds them, written to the event log
+//     (PostgreSQL, store.EventLog) by a worker, each change with its
+//     user's next number; the log refuses a replica whose claim on the
 //     device is no longer the newest (a replica that lost the link, or
 //     was thought dead), so only the device's current holder writes;
+//   - a device whose replica died shown offline by the replica that reaps
+//     its lapsed lease, through the log too; a device revoked on any
+//     replica removed through the log, its holder told to cut it off;
+//   - the notifications raised on this replica (by the notifier, which
+//     follows the sessions of the devices held here) logged with their
+//     user's next number too, so every replica's bell shows them;
 //   - every logged change published on NATS (corral.ev.USER) and applied
 //     by every replica, in number order, to the user's cluster bus, what
 //     browsers see (a gap is read back from the log); the numbers are the
@@ -52,6 +59,9 @@ const (
 	// events are then read back from the log, terminal output resumed.
 	pendingMsgs  = 65536
 	pendingBytes = 64 << 20
+	// maxNews bounds the notifications waiting to be logged; beyond it
+	// the newest are dropped, and said so (a database away for long).
+	maxNews = 4096
 	// maxInFlight bounds the requests from other replicas served at once.
 	maxInFlight = 1024
 	// catchUpEvery: every cluster bus checks the log this often, for the
@@ -98,6 +108,16 @@ type cluster struct {
 	slots chan struct{}
 	term  termSeq
 	evSub *nats.Subscription
+	// news are the notifications raised here, waiting to be logged
+	// (newsLoop), in order; newsWake wakes their writer.
+	news     []userNews
+	newsWake chan struct{}
+}
+
+// userNews is a notification of a user's, waiting to be logged.
+type userNews struct {
+	user string
+	ev   []byte
 }
 
 // clusterLink is this replica's claim on one device's link.
@@ -105,8 +125,11 @@ type clusterLink struct {
 	user    string
 	epoch   int64
 	written map[string][]byte // session id -> JSON, as the log has it
-	live    bool              // false once the link ended
-	sub     *nats.Subscription
+	// dev is the device's state (api.Device JSON) as the log has it; nil
+	// after a claim: written again, and the log drops it if the same.
+	dev  []byte
+	live bool // false once the link ended
+	sub  *nats.Subscription
 }
 
 // clusterBus is one user's events as the log orders them.
@@ -128,7 +151,7 @@ func newCluster(ctx context.Context, h *Hub, o ClusterOptions) (*cluster, error)
 		o.Replica = "r" + hex.EncodeToString(b)
 	}
 	c := &cluster{h: h, o: o, log: o.Log, nc: o.Conn, links: map[string]*clusterLink{},
-		buses: map[string]*clusterBus{}, slots: make(chan struct{}, maxInFlight)}
+		buses: map[string]*clusterBus{}, slots: make(chan struct{}, maxInFlight), newsWake: make(chan struct{}, 1)}
 	for i := range writers {
 		c.dirty[i], c.wake[i] = map[string]bool{}, make(chan struct{}, 1)
 	}
@@ -150,6 +173,12 @@ func newCluster(ctx context.Context, h *Hub, o ClusterOptions) (*cluster, error)
 func (c *cluster) run(ctx context.Context) {
 	c.g.Go(func() { c.catchUpLoop(ctx) })
 	c.g.Go(func() { c.leaseLoop(ctx) })
+	c.g.Go(func() {
+		c.newsLoop(ctx)
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c.flushNews(fctx)
+		cancel()
+	})
 	var wg sync.WaitGroup
 	for i := range writers {
 		wg.Go(func() {
@@ -305,8 +334,11 @@ func (c *cluster) write(ctx context.Context, deviceID string) error {
 	// The core's sessions of the device, as browsers should see them.
 	now := map[string][]byte{}
 	var nowS = map[string]api.Session{}
+	var nowD *api.Device // nil: gone (revoked)
 	c.h.mu.Lock()
 	if dev := c.h.devices[deviceID]; dev != nil {
+		d := dev.apiDevice()
+		nowD = &d
 		// The one copy of a session's state is on its owner's feed; the
 		// device's ids are the owner index (foldLocked).
 		if bus := c.h.users[dev.info.Owner]; bus != nil {
@@ -322,6 +354,19 @@ func (c *cluster) write(ctx context.Context, deviceID string) error {
 		now[id], _ = json.Marshal(s)
 	}
 	var changes []store.Change
+	var devB []byte
+	if nowD != nil {
+		devB, _ = json.Marshal(nowD)
+	}
+	if l.dev == nil || string(l.dev) != string(devB) {
+		ch := store.Change{Device: true, Session: devB}
+		if nowD != nil {
+			ch.Event, _ = json.Marshal(api.Event{Type: api.EventDevice, Device: nowD})
+		} else {
+			ch.Event, _ = json.Marshal(api.Event{Type: api.EventDeviceRemoved, ID: deviceID})
+		}
+		changes = append(changes, ch)
+	}
 	for id, b := range now {
 		old, ok := l.written[id]
 		if ok && string(old) == string(b) {
@@ -355,7 +400,7 @@ func (c *cluster) write(ctx context.Context, deviceID string) error {
 			}
 			if ok {
 				c.mu.Lock()
-				l.epoch, l.written = epoch, written
+				l.epoch, l.written, l.dev = epoch, written, nil
 				c.mu.Unlock()
 				return c.write(ctx, deviceID)
 			}
@@ -369,6 +414,10 @@ func (c *cluster) write(ctx context.Context, deviceID string) error {
 			return err
 		}
 		for _, ch := range changes {
+			if ch.Device {
+				l.dev = ch.Session
+				continue
+			}
 			if ch.Session == nil {
 				delete(l.written, ch.SessionID)
 			} else {
@@ -483,6 +532,16 @@ func (cb *clusterBus) applyOneLocked(le store.LoggedEvent) {
 		}
 	case api.EventRemoved:
 		cb.bus.Remove(ev.ID)
+	case api.EventDevice:
+		if ev.Device != nil {
+			cb.bus.PutDevice(*ev.Device)
+		}
+	case api.EventDeviceRemoved:
+		cb.bus.RemoveDevice(ev.ID)
+	case api.EventNotification:
+		if ev.Notification != nil {
+			cb.bus.Notify(*ev.Notification)
+		}
 	}
 }
 
@@ -515,12 +574,13 @@ func (cb *clusterBus) catchUpLocked(ctx context.Context, c *cluster) {
 // reload replaces a user's bus with one made from a snapshot; readers of
 // the old one end (ErrFellBehind) and resubscribe to the new one.
 func (c *cluster) reload(ctx context.Context, cb *clusterBus) {
-	seq, list, err := c.log.Snapshot(ctx, cb.user)
+	seq, list, devs, err := c.log.Snapshot(ctx, cb.user)
 	if err != nil {
 		return
 	}
 	cb.bus.Close()
-	cb.bus = newClusterEventsBus(seq, list)
+	cb.bus = newClusterEventsBus(seq, list, devs)
+	c.loadUnlogged(cb.bus, cb.user)
 }
 
 func (c *cluster) catchUpLoop(ctx context.Context) {
@@ -556,7 +616,7 @@ func (c *cluster) catchUpLoop(ctx context.Context) {
 	}
 }
 
-func newClusterEventsBus(seq uint64, list [][]byte) *events.Feed {
+func newClusterEventsBus(seq uint64, list, devs [][]byte) *events.Feed {
 	b := events.New(events.Options{FirstSeq: seq})
 	var ss []api.Session
 	for _, raw := range list {
@@ -566,6 +626,14 @@ func newClusterEventsBus(seq uint64, list [][]byte) *events.Feed {
 		}
 	}
 	b.Load(ss)
+	var ds []api.Device
+	for _, raw := range devs {
+		var d api.Device
+		if json.Unmarshal(raw, &d) == nil {
+			ds = append(ds, d)
+		}
+	}
+	b.LoadDevices(ds)
 	return b
 }
 
@@ -582,7 +650,7 @@ func (c *cluster) userBus(ctx context.Context, user string) (*events.Feed, error
 	}
 	c.mu.Unlock()
 	if mine {
-		seq, list, err := c.log.Snapshot(ctx, user)
+		seq, list, devs, err := c.log.Snapshot(ctx, user)
 		if err != nil {
 			c.mu.Lock()
 			delete(c.buses, user)
@@ -591,7 +659,8 @@ func (c *cluster) userBus(ctx context.Context, user string) (*events.Feed, error
 			close(cb.ready)
 			return nil, fmt.Errorf("cluster: reading %s's sessions: %w", user, err)
 		}
-		cb.bus = newClusterEventsBus(seq, list)
+		cb.bus = newClusterEventsBus(seq, list, devs)
+		c.loadUnlogged(cb.bus, user)
 		close(cb.ready)
 		// What was published while the snapshot was read.
 		cb.mu.Lock()
@@ -681,6 +750,14 @@ func (c *cluster) reap(ctx context.Context) {
 	for _, r := range taken {
 		c.h.log.Warn("cluster: a replica holding a device's link is gone; its sessions are offline until it reconnects", "device", r.DeviceID)
 		var changes []store.Change
+		var d api.Device
+		if r.Device != nil && json.Unmarshal(r.Device, &d) == nil && d.Online {
+			// Seen last about when its replica's lease lapsed.
+			d.Online, d.LastSeen = false, time.Now()
+			b, _ := json.Marshal(d)
+			ev, _ := json.Marshal(api.Event{Type: api.EventDevice, Device: &d})
+			changes = append(changes, store.Change{Device: true, Session: b, Event: ev})
+		}
 		for id, raw := range r.Sessions {
 			var s api.Session
 			if json.Unmarshal(raw, &s) != nil || s.Offline {
@@ -701,4 +778,131 @@ func (c *cluster) reap(ctx context.Context) {
 		}
 		c.publish(r.User, logged)
 	}
+}
+
+// notified is the core's feeds' OnNotify: a notification raised here, to
+// log for every replica. It never blocks (the feed's lock is held).
+func (c *cluster) notified(user string, n api.Notification) {
+	ev, _ := json.Marshal(api.Event{Type: api.EventNotification, Notification: &n})
+	c.mu.Lock()
+	full := len(c.news) >= maxNews
+	if !full {
+		c.news = append(c.news, userNews{user, ev})
+	}
+	c.mu.Unlock()
+	if full {
+		c.h.log.Warn("cluster: too many notifications waiting for the event log; this one is not shown in the pages (it was sent)", "user", user)
+		return
+	}
+	select {
+	case c.newsWake <- struct{}{}:
+	default:
+	}
+}
+
+// newsLoop logs the notifications raised here until ctx ends; one that
+// fails stays first in line and is tried again.
+func (c *cluster) newsLoop(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.newsWake:
+		}
+		if err := c.flushNews(ctx); err != nil && ctx.Err() == nil {
+			c.h.log.Warn("cluster: writing notifications to the event log failed; retrying", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			select {
+			case c.newsWake <- struct{}{}:
+			default:
+			}
+			continue
+		}
+		backoff = 100 * time.Millisecond
+	}
+}
+
+// flushNews logs what waits, a user's in one transaction, in order.
+func (c *cluster) flushNews(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		if len(c.news) == 0 {
+			c.mu.Unlock()
+			return nil
+		}
+		user := c.news[0].user
+		var evs [][]byte
+		for _, n := range c.news {
+			if n.user == user && len(evs) < logBatch {
+				evs = append(evs, n.ev)
+			}
+		}
+		c.mu.Unlock()
+		logged, err := c.log.Publish(ctx, user, evs)
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		// Drop what was logged: the first len(evs) of user's, in order
+		// (only this loop takes from the list).
+		k, rest := len(evs), c.news[:0:0]
+		for _, n := range c.news {
+			if n.user == user && k > 0 {
+				k--
+				continue
+			}
+			rest = append(rest, n)
+		}
+		c.news = rest
+		c.mu.Unlock()
+		c.publish(user, logged)
+	}
+}
+
+// retire removes a revoked device from the log, whichever replica holds
+// it, and tells its holder, if another, to cut it off now (it would by
+// itself, at its next look in the database: Hub.CutRevoked).
+func (c *cluster) retire(user, deviceID string) {
+	ctx, cancel := context.WithTimeout(c.h.stop, 10*time.Second)
+	defer cancel()
+	logged, err := c.log.Retire(ctx, user, deviceID, c.o.Replica, func(id string) []byte {
+		var ev []byte
+		if id == "" {
+			ev, _ = json.Marshal(api.Event{Type: api.EventDeviceRemoved, ID: deviceID})
+		} else {
+			ev, _ = json.Marshal(api.Event{Type: api.EventRemoved, ID: id})
+		}
+		return ev
+	})
+	if err != nil {
+		c.h.log.Warn("cluster: removing a revoked device from the event log failed; the other replicas show it until its holder cuts it off", "device", deviceID, "err", err)
+	} else if len(logged) > 0 {
+		c.publish(user, logged)
+	}
+	b, _ := json.Marshal(devReq{Kind: "kick", User: user})
+	c.nc.Publish(subjDevice+deviceID, b)
+}
+
+// loadUnlogged lists on a user's cluster bus the devices the log has never
+// had (enrolled, not connected since the hub ran as replicas), offline, as
+// the database has them: as a single hub lists them.
+func (c *cluster) loadUnlogged(bus *events.Feed, user string) {
+	have := map[string]bool{}
+	for _, d := range bus.Devices() {
+		have[d.ID] = true
+	}
+	var add []api.Device
+	for _, d := range c.h.DevicesOf(user) {
+		if !have[d.ID] {
+			d.Online = false
+			add = append(add, d)
+		}
+	}
+	bus.LoadDevices(add)
 }

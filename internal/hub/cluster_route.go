@@ -21,7 +21,7 @@ import (
 
 // devReq is a request to a device's holder.
 type devReq struct {
-	Kind string          `json:"kind"` // "op" or "term"
+	Kind string          `json:"kind"` // "op", "term" or "kick"
 	User string          `json:"user"`
 	Op   string          `json:"op,omitempty"`
 	Args json.RawMessage `json:"args,omitempty"`
@@ -58,7 +58,7 @@ func (c *cluster) onDeviceRequest(deviceID string) nats.MsgHandler {
 		}
 		if !c.g.Go(func() {
 			defer func() { <-c.slots }()
-			c.serveDevice(m, r)
+			c.serveDevice(m, deviceID, r)
 		}) {
 			<-c.slots
 		}
@@ -70,9 +70,21 @@ func (c *cluster) reply(m *nats.Msg, res devRes) {
 	m.Respond(b)
 }
 
-func (c *cluster) serveDevice(m *nats.Msg, r devReq) {
+func (c *cluster) serveDevice(m *nats.Msg, deviceID string, r devReq) {
 	ctx := context.WithValue(identity.With(c.h.stop, r.User), fromClusterKey{}, true)
 	switch r.Kind {
+	case "kick":
+		// Another replica revoked the device: the database says whether
+		// it is so (the bus is not trusted to cut a device off).
+		if c.h.o.Accounts == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
+		if _, err := c.h.o.Accounts.DeviceByID(ctx, deviceID); errors.Is(err, api.ErrNotFound) {
+			c.h.log.Warn("device revoked on another replica; cutting it off", "device", deviceID)
+			c.h.kick(deviceID, "", false)
+		}
 	case "op":
 		info, ok := c.h.mux.Info(r.Op)
 		if !ok || (info.Scope != api.ScopeSession && info.Scope != api.ScopeDevice) {
@@ -263,28 +275,4 @@ func (c *cluster) pick(ctx context.Context, u, name string) (Registration, error
 	}
 	sort.Strings(names)
 	return Registration{}, api.Errorf(api.CodeBadRequest, "say which device: %s", strings.Join(names, ", "))
-}
-
-// onlineElsewhere marks the devices whose link another replica holds
-// (the devices op).
-func (c *cluster) onlineElsewhere(ctx context.Context, list []api.Device) []api.Device {
-	var ids []string
-	for _, d := range list {
-		if !d.Online {
-			ids = append(ids, d.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return list
-	}
-	on, err := c.log.Online(ctx, ids)
-	if err != nil {
-		return list
-	}
-	for i := range list {
-		if on[list[i].ID] {
-			list[i].Online = true
-		}
-	}
-	return list
 }

@@ -182,7 +182,12 @@ func New(ctx context.Context, o Options) (*Hub, error) {
 func (h *Hub) busLocked(user string) *events.Feed {
 	b, ok := h.users[user]
 	if !ok {
-		b = events.New(events.Options{})
+		var o events.Options
+		if h.cl != nil {
+			// Its notifications are logged for every replica's pages.
+			o.User, o.OnNotify = user, h.cl.notified
+		}
+		b = events.New(o)
 		h.users[user] = b
 		if h.o.OnUser != nil {
 			h.o.OnUser(user, b)
@@ -620,7 +625,12 @@ func (h *Hub) event(info DeviceIdentity, peer *link.Peer, seq uint64, e *api.Eve
 }
 
 // Kick closes a device's link (after its token was revoked).
-func (h *Hub) Kick(deviceID string) {
+func (h *Hub) Kick(deviceID string) { h.kick(deviceID, "", true) }
+
+// kick is Kick; on a replica, with retire, it also removes the device
+// from the event log and tells its holder (owner is the device's, when
+// this replica may not know it).
+func (h *Hub) kick(deviceID, owner string, retire bool) {
 	h.mu.Lock()
 	h.kicked[deviceID] = true
 	dev := h.devices[deviceID]
@@ -637,6 +647,12 @@ func (h *Hub) Kick(deviceID string) {
 	}
 	h.mu.Unlock()
 	h.clDirty(deviceID)
+	if dev != nil {
+		owner = dev.info.Owner
+	}
+	if h.cl != nil && retire && owner != "" && (dev == nil || !dev.info.Local) {
+		h.cl.retire(owner, deviceID)
+	}
 	if p != nil {
 		p.Close(link.StatusPolicy, "device revoked")
 	}
@@ -716,6 +732,7 @@ func (d *device) apiDevice() api.Device {
 // h.mu.
 func (h *Hub) deviceChangedLocked(dev *device) {
 	h.busLocked(dev.info.Owner).UpdateDevice(dev.apiDevice())
+	h.clDirty(dev.info.ID)
 }
 
 // expireConflicts publishes the devices whose conflict is no longer shown

@@ -55,7 +55,7 @@ func (h *Hub) RevokeDevice(ctx context.Context, owner, name string) (Registratio
 		return d, err
 	}
 	h.log.Warn("device revoked; cutting it off", "device", d.String())
-	h.Kick(d.ID)
+	h.kick(d.ID, d.Owner, true)
 	return d, nil
 }
 
@@ -74,7 +74,7 @@ func (h *Hub) RemoveUser(ctx context.Context, name string) error {
 	}
 	for _, d := range devs {
 		h.log.Warn("device's user removed; cutting it off", "device", d.String())
-		h.Kick(d.ID)
+		h.kick(d.ID, d.Owner, true)
 	}
 	return nil
 }

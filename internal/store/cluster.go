@@ -6,8 +6,8 @@ import (
 )
 
 // A hub of several replicas (internal/hub, cluster.go) keeps, besides the
-// Store, one log of session changes per user: the order every replica
-// shows them in. Only PostgreSQL has it (postgres.Store.EventLog); a hub on
+// Store, one log of changes per user (its sessions, its devices, its
+// notifications): the order every replica shows them in. Only PostgreSQL has it (postgres.Store.EventLog); a hub on
 // SQLite is one process and needs none.
 
 // EventLog orders the session changes of a hub of several replicas.
@@ -29,9 +29,20 @@ type EventLog interface {
 	// Since returns up to max of a user's events after seq, in order; ok
 	// is false when the log no longer holds the one right after seq.
 	Since(ctx context.Context, user string, seq uint64, max int) (evs []LoggedEvent, ok bool, err error)
-	// Snapshot is every session of a user and the sequence number they are
-	// the state at.
-	Snapshot(ctx context.Context, user string) (seq uint64, sessions [][]byte, err error)
+	// Publish writes events that carry no state (notifications: news, not
+	// state, which a snapshot does not hold), each with the user's next
+	// number. Unlike Append it needs no link: a notification is not lost
+	// because its device's link moved meanwhile.
+	Publish(ctx context.Context, user string, events [][]byte) ([]LoggedEvent, error)
+	// Retire removes a device from the log (revoked): its link is taken
+	// from whoever holds it (a new epoch, so the holder's writes are
+	// refused from then on), its sessions and its state are deleted, and
+	// each removal is logged with the event removed gives (sessionID ""
+	// for the device itself).
+	Retire(ctx context.Context, user, deviceID, replica string, removed func(sessionID string) []byte) ([]LoggedEvent, error)
+	// Snapshot is every session and device of a user (JSON) and the
+	// sequence number they are the state at.
+	Snapshot(ctx context.Context, user string) (seq uint64, sessions, devices [][]byte, err error)
 	// Online says which of the devices have a link held by a replica.
 	Online(ctx context.Context, deviceIDs []string) (map[string]bool, error)
 	// Alive records that replica is alive for ttl more.
@@ -53,14 +64,20 @@ type Reaped struct {
 	User     string
 	Epoch    int64
 	Sessions map[string][]byte
+	// Device is the device's state as the log has it (nil: none written).
+	Device []byte
 }
 
 // Change is one change of a session: its new state (JSON), or nil for its
-// removal, and the event that tells it (JSON, without its number).
+// removal, and the event that tells it (JSON, without its number). With
+// Device set it is a change of the device itself (online, offline, its
+// name): Session is then the device's state and SessionID is unused; one that
+// leaves the log's copy as it was gets no number.
 type Change struct {
 	SessionID string
 	Session   []byte
 	Event     []byte
+	Device    bool
 }
 
 // LoggedEvent is an event with its number in its user's order.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/corral-dev/corral/internal/store"
 )
@@ -47,6 +48,12 @@ const clusterSchema = `CREATE TABLE IF NOT EXISTS corral_links (
 	);
 	CREATE INDEX IF NOT EXISTS corral_cluster_sessions_user ON corral_cluster_sessions (user_name);
 	CREATE INDEX IF NOT EXISTS corral_cluster_sessions_device ON corral_cluster_sessions (device_id);
+	CREATE TABLE IF NOT EXISTS corral_cluster_devices (
+		device_id text PRIMARY KEY,
+		user_name text NOT NULL,
+		device bytea NOT NULL
+	);
+	CREATE INDEX IF NOT EXISTS corral_cluster_devices_user ON corral_cluster_devices (user_name);
 	CREATE TABLE IF NOT EXISTS corral_replicas (
 		replica text PRIMARY KEY,
 		expires timestamptz NOT NULL
@@ -103,43 +110,125 @@ func (l eventLog) Append(ctx context.Context, user, deviceID string, epoch int64
 			return err
 		}
 		for _, c := range changes {
-			if c.Session == nil {
-				tag, err := tx.Exec(ctx, `DELETE FROM corral_cluster_sessions WHERE session_id = $1 AND device_id = $2`, c.SessionID, deviceID)
-				if err != nil {
-					return err
-				}
-				if tag.RowsAffected() == 0 {
-					continue
-				}
-			} else {
+			var tag pgconn.CommandTag
+			var err error
+			switch {
+			case c.Device && c.Session == nil:
+				tag, err = tx.Exec(ctx, `DELETE FROM corral_cluster_devices WHERE device_id = $1`, deviceID)
+			case c.Device:
+				// The same state again is no change (the holder writes
+				// its device after every claim, not knowing what the log
+				// had): a replica's bus publishes one event per number.
+				tag, err = tx.Exec(ctx, `INSERT INTO corral_cluster_devices (device_id, user_name, device) VALUES ($1, $2, $3)
+					ON CONFLICT (device_id) DO UPDATE SET device = $3, user_name = $2 WHERE corral_cluster_devices.device IS DISTINCT FROM $3`, deviceID, user, c.Session)
+			case c.Session == nil:
+				tag, err = tx.Exec(ctx, `DELETE FROM corral_cluster_sessions WHERE session_id = $1 AND device_id = $2`, c.SessionID, deviceID)
+			default:
 				// A session id belongs to one device (the store's claim);
 				// one named by another is not this device's to change.
-				tag, err := tx.Exec(ctx, `INSERT INTO corral_cluster_sessions (session_id, user_name, device_id, session) VALUES ($1, $2, $3, $4)
+				tag, err = tx.Exec(ctx, `INSERT INTO corral_cluster_sessions (session_id, user_name, device_id, session) VALUES ($1, $2, $3, $4)
 					ON CONFLICT (session_id) DO UPDATE SET session = $4 WHERE corral_cluster_sessions.device_id = $3`, c.SessionID, user, deviceID, c.Session)
-				if err != nil {
-					return err
-				}
-				if tag.RowsAffected() == 0 {
-					continue
-				}
 			}
-			var seq int64
-			// The first number of a user comes from the clock, as a
-			// single hub's bus does: numbers from a database made again
-			// fall apart from the old ones.
-			if err := tx.QueryRow(ctx, `INSERT INTO corral_user_seq (user_name, seq) VALUES ($1, $2)
-				ON CONFLICT (user_name) DO UPDATE SET seq = corral_user_seq.seq + 1 RETURNING seq`, user, time.Now().UnixMicro()).Scan(&seq); err != nil {
+			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO corral_user_events (user_name, seq, event) VALUES ($1, $2, $3)`, user, seq, c.Event); err != nil {
+			if tag.RowsAffected() == 0 {
+				continue
+			}
+			le, err := logEvent(ctx, tx, user, c.Event)
+			if err != nil {
 				return err
 			}
-			if seq%1024 == 0 {
-				if _, err := tx.Exec(ctx, `DELETE FROM corral_user_events WHERE user_name = $1 AND seq <= $2`, user, seq-keepEvents); err != nil {
-					return err
-				}
+			out = append(out, le)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// logEvent gives an event its user's next number and keeps it, in the
+// transaction of the change it tells.
+func logEvent(ctx context.Context, tx pgx.Tx, user string, event []byte) (store.LoggedEvent, error) {
+	var seq int64
+	// The first number of a user comes from the clock, as a single hub's
+	// bus does: numbers from a database made again fall apart from the old
+	// ones.
+	if err := tx.QueryRow(ctx, `INSERT INTO corral_user_seq (user_name, seq) VALUES ($1, $2)
+		ON CONFLICT (user_name) DO UPDATE SET seq = corral_user_seq.seq + 1 RETURNING seq`, user, time.Now().UnixMicro()).Scan(&seq); err != nil {
+		return store.LoggedEvent{}, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO corral_user_events (user_name, seq, event) VALUES ($1, $2, $3)`, user, seq, event); err != nil {
+		return store.LoggedEvent{}, err
+	}
+	if seq%1024 == 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM corral_user_events WHERE user_name = $1 AND seq <= $2`, user, seq-keepEvents); err != nil {
+			return store.LoggedEvent{}, err
+		}
+	}
+	return store.LoggedEvent{Seq: uint64(seq), Event: event}, nil
+}
+
+func (l eventLog) Publish(ctx context.Context, user string, events [][]byte) ([]store.LoggedEvent, error) {
+	var out []store.LoggedEvent
+	err := l.s.tx(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
+		for _, ev := range events {
+			le, err := logEvent(ctx, tx, user, ev)
+			if err != nil {
+				return err
 			}
-			out = append(out, store.LoggedEvent{Seq: uint64(seq), Event: c.Event})
+			out = append(out, le)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (l eventLog) Retire(ctx context.Context, user, deviceID, replica string, removed func(string) []byte) ([]store.LoggedEvent, error) {
+	var out []store.LoggedEvent
+	err := l.s.tx(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
+		// The row lock orders this after any Append of the holder (FOR
+		// SHARE there); from now on the holder's epoch is stale.
+		if _, err := tx.Exec(ctx, `UPDATE corral_links SET replica = $2, epoch = epoch + 1, online = false WHERE device_id = $1`, deviceID, replica); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `DELETE FROM corral_cluster_sessions WHERE device_id = $1 RETURNING session_id`, deviceID)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM corral_cluster_devices WHERE device_id = $1`, deviceID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() > 0 {
+			ids = append(ids, "")
+		}
+		for _, id := range ids {
+			le, err := logEvent(ctx, tx, user, removed(id))
+			if err != nil {
+				return err
+			}
+			out = append(out, le)
 		}
 		return nil
 	})
@@ -178,34 +267,44 @@ func (l eventLog) Since(ctx context.Context, user string, seq uint64, max int) (
 	return nil, err == nil && uint64(cur) == seq, err
 }
 
-func (l eventLog) Snapshot(ctx context.Context, user string) (uint64, [][]byte, error) {
+func (l eventLog) Snapshot(ctx context.Context, user string) (uint64, [][]byte, [][]byte, error) {
 	if _, err := l.s.pool.Exec(ctx, `INSERT INTO corral_user_seq (user_name, seq) VALUES ($1, $2) ON CONFLICT DO NOTHING`, user, time.Now().UnixMicro()); err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	var seq int64
-	var out [][]byte
+	var out, devs [][]byte
 	// One snapshot of the database: the number and the sessions are
 	// written in one transaction, so they are read as of one.
 	err := pgx.BeginTxFunc(ctx, l.s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		out = out[:0]
+		out, devs = out[:0], devs[:0]
 		if err := tx.QueryRow(ctx, `SELECT seq FROM corral_user_seq WHERE user_name = $1`, user).Scan(&seq); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT session FROM corral_cluster_sessions WHERE user_name = $1`, user)
-		if err != nil {
+		var err error
+		if out, err = column(ctx, tx, out, `SELECT session FROM corral_cluster_sessions WHERE user_name = $1`, user); err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var b []byte
-			if err := rows.Scan(&b); err != nil {
-				return err
-			}
-			out = append(out, b)
-		}
-		return rows.Err()
+		devs, err = column(ctx, tx, devs, `SELECT device FROM corral_cluster_devices WHERE user_name = $1`, user)
+		return err
 	})
-	return uint64(seq), out, err
+	return uint64(seq), out, devs, err
+}
+
+// column appends to out the one column of a query's rows.
+func column(ctx context.Context, tx pgx.Tx, out [][]byte, query string, args ...any) ([][]byte, error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return out, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return out, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
 }
 
 func (l eventLog) Online(ctx context.Context, ids []string) (map[string]bool, error) {
@@ -273,6 +372,14 @@ func (l eventLog) Reap(ctx context.Context, replica string) ([]store.Reaped, err
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
+				return err
+			}
+			var user string
+			err = tx.QueryRow(ctx, `SELECT user_name, device FROM corral_cluster_devices WHERE device_id = $1`, out[i].DeviceID).Scan(&user, &out[i].Device)
+			switch {
+			case err == nil:
+				out[i].User = user
+			case !errors.Is(err, pgx.ErrNoRows):
 				return err
 			}
 		}

@@ -49,7 +49,7 @@ func TestEventLogOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq0, _, err := a.Snapshot(ctx, "alice")
+	seq0, _, _, err := a.Snapshot(ctx, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestEventLogOrder(t *testing.T) {
 			t.Fatalf("event %d has seq %d, want %d", i, ev.Seq, seq0+uint64(i)+1)
 		}
 	}
-	seq, sessions, err := b.Snapshot(ctx, "alice")
+	seq, sessions, _, err := b.Snapshot(ctx, "alice")
 	if err != nil || seq != seq0+100 || len(sessions) != 2 {
 		t.Fatalf("snapshot at %d (want %d): %q %v", seq, seq0+100, sessions, err)
 	}
@@ -130,5 +130,63 @@ func TestEventLogFencing(t *testing.T) {
 	}
 	if _, err := b.Append(ctx, "alice", "dev", e3, []store.Change{change("s", "two")}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEventLogDevices: a device's own state is logged with its holder's
+// epoch like its sessions (the same state again gets no number), is in
+// the snapshot, and is what a reaper gets back; notifications take the
+// next numbers without a link; retiring a device logs the removal of its
+// sessions and itself, and fences off its holder.
+func TestEventLogDevices(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, b := eventLog(t)
+	dev := func(state string) store.Change {
+		return store.Change{Device: true, Session: []byte(`"` + state + `"`), Event: []byte(`"dev=` + state + `"`)}
+	}
+	e1, _, err := a.ClaimLink(ctx, "dev", "ra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Append(ctx, "alice", "dev", e1, []store.Change{dev("online"), change("s", "one")})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("append: %v %v", got, err)
+	}
+	if again, err := a.Append(ctx, "alice", "dev", e1, []store.Change{dev("online")}); err != nil || len(again) != 0 {
+		t.Fatalf("the same device state again: %v %v", again, err)
+	}
+	seq, sessions, devices, err := b.Snapshot(ctx, "alice")
+	if err != nil || seq != got[1].Seq || len(sessions) != 1 || len(devices) != 1 || string(devices[0]) != `"online"` {
+		t.Fatalf("snapshot: %d %q %q %v", seq, sessions, devices, err)
+	}
+	news, err := b.Publish(ctx, "alice", [][]byte{[]byte(`"bell"`)})
+	if err != nil || len(news) != 1 || news[0].Seq != seq+1 {
+		t.Fatalf("publish: %v %v", news, err)
+	}
+	if s2, _, _, _ := a.Snapshot(ctx, "alice"); s2 != seq+1 {
+		t.Fatalf("snapshot after news at %d, want %d", s2, seq+1)
+	}
+	// ra never said it was alive: rb reaps it, with the device's state.
+	reaped, err := b.Reap(ctx, "rb")
+	if err != nil || len(reaped) != 1 || string(reaped[0].Device) != `"online"` || reaped[0].User != "alice" {
+		t.Fatalf("reap: %+v %v", reaped, err)
+	}
+	if _, err := b.Append(ctx, "alice", "dev", reaped[0].Epoch, []store.Change{dev("offline")}); err != nil {
+		t.Fatal(err)
+	}
+	e3, _, err := a.ClaimLink(ctx, "dev", "ra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := b.Retire(ctx, "alice", "dev", "rb", func(id string) []byte { return []byte(`"gone:` + id + `"`) })
+	if err != nil || len(gone) != 2 || string(gone[0].Event) != `"gone:s"` || string(gone[1].Event) != `"gone:"` || gone[0].Seq != seq+3 {
+		t.Fatalf("retire: %v %v", gone, err)
+	}
+	if _, err := a.Append(ctx, "alice", "dev", e3, []store.Change{dev("online")}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("the holder's write after retire: %v, want ErrConflict", err)
+	}
+	if _, sessions, devices, err := a.Snapshot(ctx, "alice"); err != nil || len(sessions) != 0 || len(devices) != 0 {
+		t.Fatalf("snapshot after retire: %q %q %v", sessions, devices, err)
 	}
 }
