@@ -52,6 +52,13 @@ func newTCPLB(t *testing.T, backends ...string) *tcpLB {
 	return lb
 }
 
+// setBackends changes where new connections go.
+func (lb *tcpLB) setBackends(backends ...string) {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	lb.backends = backends
+}
+
 func (lb *tcpLB) url() string { return "http://" + lb.ln.Addr().String() }
 
 func (lb *tcpLB) track(c net.Conn, on bool) bool {
@@ -148,8 +155,9 @@ func watchSeqs(t *testing.T, hp *hubProc, token string, since uint64, w *seqWatc
 				return
 			}
 			var ev api.Event
-			// Other frames (pings, device notices) carry no seq.
-			if json.Unmarshal(b, &ev) == nil && slices.Contains([]api.EventType{api.EventSnapshot, api.EventSession, api.EventRemoved, api.EventResync}, ev.Type) {
+			// Other frames (pings) carry no seq.
+			if json.Unmarshal(b, &ev) == nil && slices.Contains([]api.EventType{api.EventSnapshot, api.EventSession, api.EventRemoved, api.EventResync,
+				api.EventDevice, api.EventDeviceRemoved, api.EventNotification}, ev.Type) {
 				w.mu.Lock()
 				w.events = append(w.events, ev)
 				w.mu.Unlock()
@@ -180,6 +188,29 @@ func state(evs []api.Event) map[string]api.Session {
 			m[ev.Session.ID] = *ev.Session
 		case api.EventRemoved:
 			delete(m, ev.ID)
+		}
+	}
+	return m
+}
+
+// devices applies the events: the machines they say there are, by name.
+func devices(evs []api.Event) map[string]api.Device {
+	m := map[string]api.Device{}
+	for _, ev := range evs {
+		switch ev.Type {
+		case api.EventSnapshot:
+			clear(m)
+			for _, d := range ev.Devices {
+				m[d.Name] = d
+			}
+		case api.EventDevice:
+			m[ev.Device.Name] = *ev.Device
+		case api.EventDeviceRemoved:
+			for n, d := range m {
+				if d.ID == ev.ID {
+					delete(m, n)
+				}
+			}
 		}
 	}
 	return m
@@ -226,8 +257,12 @@ func TestHubReplicas(t *testing.T) {
 	// Two machines, one on each replica.
 	laptop := newAgent(t, lbA.url(), a.addDevice(t, "laptop", "alice"), agentOptions{})
 	desk := newAgent(t, lbB.url(), a.addDevice(t, "desk", "alice"), agentOptions{})
+	// A third that can reach only A, until the test lets it reach B.
+	lbVM := newTCPLB(t, a.addr)
+	newAgent(t, lbVM.url(), a.addDevice(t, "vm", "alice"), agentOptions{})
 	alice.waitOnline(t, "laptop", 20*time.Second)
 	aliceB.waitOnline(t, "desk", 20*time.Second)
+	aliceB.waitOnline(t, "vm", 20*time.Second)
 	if a.countLog(`"device connected" device=laptop`) == 0 || b.countLog(`"device connected" device=desk`) == 0 ||
 		a.countLog(`"device connected" device=desk`) != 0 || b.countLog(`"device connected" device=laptop`) != 0 {
 		t.Fatalf("the machines did not land one on each replica:\nA:\n%s\nB:\n%s", a.log(), b.log())
@@ -268,6 +303,7 @@ func TestHubReplicas(t *testing.T) {
 
 	// A dies mid-output.
 	a.stop(syscall.SIGKILL)
+	killed := time.Now()
 	// A's browser: its connections end; what arrived until then counts.
 	if err := termA.read(10*time.Second, nil); err == nil {
 		t.Fatal("the terminal WebSocket outlived its replica")
@@ -319,6 +355,26 @@ func TestHubReplicas(t *testing.T) {
 	alice2 := aliceB
 	alice2.waitOnline(t, "laptop", 5*time.Second)
 
+	// The vm's link died with A and it cannot reach B: B's browser shows
+	// it offline once B reaped A's lease; let through to B, it is online
+	// again.
+	waitFor(t, 30*time.Second, "the vm offline on B's browser", func() bool {
+		d, ok := devices(evB.all())["vm"]
+		return ok && !d.Online
+	})
+	for _, ev := range evB.all() {
+		if ev.Type == api.EventDevice && ev.Device.Name == "vm" && !ev.Device.Online {
+			t.Logf("the vm shown offline on B's browser %v after A's death", ev.Time.Sub(killed).Round(100*time.Millisecond))
+			break
+		}
+	}
+	lbVM.setBackends(b.addr)
+	waitFor(t, 60*time.Second, "the vm online again on B's browser", func() bool {
+		d, ok := devices(evB.all())["vm"]
+		return ok && d.Online
+	})
+	alice2.waitOnline(t, "vm", 5*time.Second)
+
 	// Events: each browser's stream is one order with nothing lost or
 	// doubled; the two agree seq by seq; A's browser's continues on B.
 	waitFor(t, 20*time.Second, "the two event streams at the same seq", func() bool {
@@ -348,5 +404,15 @@ func TestHubReplicas(t *testing.T) {
 	}
 	if s := final[other]; s.Offline || s.Device != "desk" {
 		t.Errorf("A's browser ends with the desk's shell as %+v", s)
+	}
+	// The machines as each browser's stream ends with them: all three
+	// online (the laptop and the vm reconnected to B).
+	for who, evs := range map[string][]api.Event{"A's browser": append(evsA, evA2.all()...), "B's browser": evB.all()} {
+		devs := devices(evs)
+		for _, name := range []string{"laptop", "desk", "vm"} {
+			if d, ok := devs[name]; !ok || !d.Online {
+				t.Errorf("%s ends with the %s as %+v (listed: %v)", who, name, d, ok)
+			}
+		}
 	}
 }
