@@ -310,3 +310,26 @@ func TestDevicesAndNotifications(t *testing.T) {
 		t.Errorf("devices %+v", l)
 	}
 }
+
+// TestApplyingAnotherFeedsNumbers: PutDevice publishes even an unchanged
+// device (a replica applying the event log keeps one event per number),
+// LoadDevices sets devices without a number, and OnNotify is told each
+// notification with the feed's user.
+func TestApplyingAnotherFeedsNumbers(t *testing.T) {
+	var told []string
+	b := New(Options{FirstSeq: 100, User: "alice", OnNotify: func(u string, n api.Notification) { told = append(told, u+":"+n.SessionID) }})
+	b.LoadDevices([]api.Device{{ID: "d1", Name: "laptop"}})
+	if b.Seq() != 100 || len(b.Devices()) != 1 {
+		t.Fatalf("after LoadDevices: seq %d, %+v", b.Seq(), b.Devices())
+	}
+	d := api.Device{ID: "d1", Name: "laptop", Online: true}
+	b.PutDevice(d)
+	b.PutDevice(d)
+	if b.Seq() != 102 || !b.Devices()[0].Online {
+		t.Fatalf("after two PutDevice: seq %d, %+v", b.Seq(), b.Devices())
+	}
+	b.Notify(api.Notification{SessionID: "s1"})
+	if b.Seq() != 103 || len(told) != 1 || told[0] != "alice:s1" {
+		t.Fatalf("after Notify: seq %d, told %v", b.Seq(), told)
+	}
+}

@@ -871,7 +871,7 @@ func (c *cluster) flushNews(ctx context.Context) error {
 func (c *cluster) retire(user, deviceID string) {
 	ctx, cancel := context.WithTimeout(c.h.stop, 10*time.Second)
 	defer cancel()
-	logged, err := c.log.Retire(ctx, user, deviceID, c.o.Replica, func(id string) []byte {
+	logged, err := c.log.Retire(ctx, user, deviceID, func(id string) []byte {
 		var ev []byte
 		if id == "" {
 			ev, _ = json.Marshal(api.Event{Type: api.EventDeviceRemoved, ID: deviceID})

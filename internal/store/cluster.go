@@ -35,11 +35,11 @@ type EventLog interface {
 	// because its device's link moved meanwhile.
 	Publish(ctx context.Context, user string, events [][]byte) ([]LoggedEvent, error)
 	// Retire removes a device from the log (revoked): its link is taken
-	// from whoever holds it (a new epoch, so the holder's writes are
-	// refused from then on), its sessions and its state are deleted, and
+	// from whoever holds it (its holder's writes and reclaims are refused
+	// from then on), its sessions and its state are deleted, and
 	// each removal is logged with the event removed gives (sessionID ""
 	// for the device itself).
-	Retire(ctx context.Context, user, deviceID, replica string, removed func(sessionID string) []byte) ([]LoggedEvent, error)
+	Retire(ctx context.Context, user, deviceID string, removed func(sessionID string) []byte) ([]LoggedEvent, error)
 	// Snapshot is every session and device of a user (JSON) and the
 	// sequence number they are the state at.
 	Snapshot(ctx context.Context, user string) (seq uint64, sessions, devices [][]byte, err error)

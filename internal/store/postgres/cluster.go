@@ -190,13 +190,15 @@ func (l eventLog) Publish(ctx context.Context, user string, events [][]byte) ([]
 	return out, nil
 }
 
-func (l eventLog) Retire(ctx context.Context, user, deviceID, replica string, removed func(string) []byte) ([]store.LoggedEvent, error) {
+func (l eventLog) Retire(ctx context.Context, user, deviceID string, removed func(string) []byte) ([]store.LoggedEvent, error) {
 	var out []store.LoggedEvent
 	err := l.s.tx(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
 		// The row lock orders this after any Append of the holder (FOR
-		// SHARE there); from now on the holder's epoch is stale.
-		if _, err := tx.Exec(ctx, `UPDATE corral_links SET replica = $2, epoch = epoch + 1, online = false WHERE device_id = $1`, deviceID, replica); err != nil {
+		// SHARE there); with the row gone the holder can neither write
+		// (Append) nor claim it back (Reclaim). A device's id is never
+		// used again.
+		if _, err := tx.Exec(ctx, `DELETE FROM corral_links WHERE device_id = $1`, deviceID); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `DELETE FROM corral_cluster_sessions WHERE device_id = $1 RETURNING session_id`, deviceID)

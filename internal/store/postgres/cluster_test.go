@@ -179,12 +179,15 @@ func TestEventLogDevices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone, err := b.Retire(ctx, "alice", "dev", "rb", func(id string) []byte { return []byte(`"gone:` + id + `"`) })
+	gone, err := b.Retire(ctx, "alice", "dev", func(id string) []byte { return []byte(`"gone:` + id + `"`) })
 	if err != nil || len(gone) != 2 || string(gone[0].Event) != `"gone:s"` || string(gone[1].Event) != `"gone:"` || gone[0].Seq != seq+3 {
 		t.Fatalf("retire: %v %v", gone, err)
 	}
 	if _, err := a.Append(ctx, "alice", "dev", e3, []store.Change{dev("online")}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("the holder's write after retire: %v, want ErrConflict", err)
+	}
+	if _, _, ok, err := a.Reclaim(ctx, "dev", "ra"); err != nil || ok {
+		t.Fatalf("the holder reclaiming a retired device: %v %v", ok, err)
 	}
 	if _, sessions, devices, err := a.Snapshot(ctx, "alice"); err != nil || len(sessions) != 0 || len(devices) != 0 {
 		t.Fatalf("snapshot after retire: %q %q %v", sessions, devices, err)
