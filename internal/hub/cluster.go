@@ -112,6 +112,9 @@ type cluster struct {
 	// (newsLoop), in order; newsWake wakes their writer.
 	news     []userNews
 	newsWake chan struct{}
+	// newsDropped counts the notifications beyond maxNews since the last
+	// were logged (newsLoop says so, not the caller: it holds a lock).
+	newsDropped int
 }
 
 // userNews is a notification of a user's, waiting to be logged.
@@ -785,15 +788,12 @@ func (c *cluster) reap(ctx context.Context) {
 func (c *cluster) notified(user string, n api.Notification) {
 	ev, _ := json.Marshal(api.Event{Type: api.EventNotification, Notification: &n})
 	c.mu.Lock()
-	full := len(c.news) >= maxNews
-	if !full {
+	if len(c.news) >= maxNews {
+		c.newsDropped++
+	} else {
 		c.news = append(c.news, userNews{user, ev})
 	}
 	c.mu.Unlock()
-	if full {
-		c.h.log.Warn("cluster: too many notifications waiting for the event log; this one is not shown in the pages (it was sent)", "user", user)
-		return
-	}
 	select {
 	case c.newsWake <- struct{}{}:
 	default:
@@ -832,6 +832,12 @@ func (c *cluster) newsLoop(ctx context.Context) {
 func (c *cluster) flushNews(ctx context.Context) error {
 	for {
 		c.mu.Lock()
+		if n := c.newsDropped; n > 0 {
+			c.newsDropped = 0
+			c.mu.Unlock()
+			c.h.log.Warn("cluster: too many notifications waited for the event log; some were sent but are not shown in the pages", "count", n)
+			c.mu.Lock()
+		}
 		if len(c.news) == 0 {
 			c.mu.Unlock()
 			return nil
