@@ -256,7 +256,7 @@ func TestHubReplicas(t *testing.T) {
 
 	// Two machines, one on each replica.
 	laptop := newAgent(t, lbA.url(), a.addDevice(t, "laptop", "alice"), agentOptions{})
-	desk := newAgent(t, lbB.url(), a.addDevice(t, "desk", "alice"), agentOptions{})
+	desk := newAgent(t, lbB.url(), a.addDevice(t, "desk", "alice"), agentOptions{claude: true})
 	// A third that can reach only A, until the test lets it reach B.
 	lbVM := newTCPLB(t, a.addr)
 	newAgent(t, lbVM.url(), a.addDevice(t, "vm", "alice"), agentOptions{})
@@ -277,6 +277,23 @@ func TestHubReplicas(t *testing.T) {
 		u.waitSession(t, 15*time.Second, "the laptop's shell on "+u.hp.addr, func(s api.Session) bool { return s.ID == sh && s.Device == "laptop" && !s.Offline })
 		u.waitSession(t, 15*time.Second, "the desk's shell on "+u.hp.addr, func(s api.Session) bool { return s.ID == other && s.Device == "desk" && !s.Offline })
 	}
+	// A Claude session on the desk (on B) asks to run a tool: B's notifier
+	// raises it, and A's browser gets it in its bell, as does A's log.
+	asker := desk.newSession("--name", "asker")
+	desk.send(asker, "RUNTOOL from the replicas test")
+	desk.waitStatus(asker, api.StatusNeedsInput, 60*time.Second)
+	waitFor(t, 20*time.Second, "the desk's notification on A's browser", func() bool {
+		for _, ev := range evA.all() {
+			if ev.Type == api.EventNotification && ev.Notification.SessionID == asker && ev.Notification.Device == "desk" {
+				return true
+			}
+		}
+		return false
+	})
+	if code, body := alice.request(t, "GET", "/api/v1/notifications", nil); code != 200 || !strings.Contains(string(body), asker) {
+		t.Fatalf("A's notification log: %d %s", code, body)
+	}
+
 	// An op through B for the laptop, whose link is on A.
 	if code, body := aliceB.request(t, "GET", "/api/v1/sessions/"+sh, nil); code != 200 {
 		t.Fatalf("a session of the laptop through B: %d %s", code, body)
