@@ -45,6 +45,12 @@ type TurnTokens struct {
 	CacheRead     int64 `json:"cache_read"`
 	CacheCreation int64 `json:"cache_creation"`
 	Responses     int   `json:"responses"`
+	// CostUSD is what the responses cost at Anthropic's list prices
+	// (internal/claude/pricing); Unpriced counts those it leaves out for
+	// want of a price (an unknown model), so with Unpriced > 0 it is not
+	// the turn's cost. A turn's subagents are not counted.
+	CostUSD  float64 `json:"cost_usd"`
+	Unpriced int     `json:"unpriced,omitempty"`
 }
 
 // ToolCall is a tool call and, once it arrived, its result.

@@ -3,6 +3,7 @@ package transcript
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/corral-dev/corral/internal/api"
 )
@@ -65,7 +66,7 @@ func TestUsageTotalsRealShape(t *testing.T) {
 
 	var au api.Usage
 	au.Model = "from-statusline"
-	u.Fill(&au)
+	u.Fill(&au, time.Now())
 	if au.InputTokens != 105 || au.OutputTokens != 37 || au.CacheRead != 1000 || au.Model != "from-statusline" {
 		t.Fatalf("Fill: %+v", au)
 	}
