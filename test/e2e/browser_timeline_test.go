@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,13 +163,22 @@ func checkTurnCosts(t *testing.T, ctx context.Context, h *harness, id string, n 
 	if len(want) != n {
 		t.Fatalf("%d priced turns in the timeline, want %d: %+v", len(want), n, tl.Items)
 	}
-	got := get(t, ctx, 5*time.Second, "turn costs", chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="turn-cost"]')].map(e => e.textContent)`))
-	if !slices.Equal(got, want) {
+	// The page shows a turn's last response once its poll brings it.
+	wantJS, _ := json.Marshal(want)
+	poll := func(js string) error {
+		c, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		return chromedp.Do(c, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingInterval(100*time.Millisecond)))
+	}
+	if err := poll(fmt.Sprintf(`JSON.stringify([...document.querySelectorAll('[data-testid="turn-cost"]')].map(e => e.textContent)) === %q`, wantJS)); err != nil {
+		got := get(t, ctx, 5*time.Second, "turn costs", chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="turn-cost"]')].map(e => e.textContent)`))
 		t.Errorf("turn costs shown %q, want %q", got, want)
 	}
 	// The sidebar's title carries the sum to four places; it follows the
 	// session's usage, which the agent publishes once it read the last turn.
 	wantTitle := fmt.Sprintf("$%.4f", sum)
-	within(t, ctx, 20*time.Second, "the cost today",
-		chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector('[data-testid="total-cost"]'); return !!e && e.title.includes(%q) && e.textContent.endsWith(' today'); })()`, wantTitle), chromedp.WithPollingInterval(100*time.Millisecond)))
+	if err := poll(fmt.Sprintf(`(() => { const e = document.querySelector('[data-testid="total-cost"]'); return !!e && e.title.includes(%q) && e.textContent.endsWith(' today'); })()`, wantTitle)); err != nil {
+		got := get(t, ctx, 5*time.Second, "cost today", chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="total-cost"]')].map(e => e.textContent + ' | ' + e.title)`))
+		t.Errorf("cost today %q, want the title to say %s", got, wantTitle)
+	}
 }

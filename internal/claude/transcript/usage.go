@@ -19,8 +19,10 @@ const maxUsageKeys = 4096
 // block) that repeat the same message id, request id and usage. The key
 // that identifies a response is:
 //
-//   - the requestId when the line has one (real API traffic always does:
-//     it is unique per request, so this is exact);
+//   - the requestId with message.id when the line has a requestId (real
+//     API traffic always does: it is unique per request, so this is
+//     exact; the message id tells apart the responses of a fake or proxy
+//     that sends one request id for all, as internal/testkit/fakeapi does);
 //   - otherwise message.id scoped to the user line that preceded it (the
 //     prompt or tool result that triggered the request). Real message ids
 //     are unique too, but fake APIs reuse them (the 2.1.197 fixture answers
@@ -61,7 +63,9 @@ func (t *UsageTotals) Add(e Entry) {
 	key := ""
 	switch {
 	case u.RequestID != "":
-		key = "req\x00" + u.RequestID
+		// With the message id too: a proxy or fake that answers every
+		// request with one request id still has a message id per response.
+		key = "req\x00" + u.RequestID + "\x00" + u.MessageID
 	case u.MessageID != "":
 		key = "msg\x00" + u.MessageID + "\x00" + t.anchor
 	default:

@@ -85,3 +85,16 @@ func TestUsageTotalsBoundedMemory(t *testing.T) {
 		t.Fatalf("seen %d order %d input %d", len(u.seen), len(u.order), u.Input)
 	}
 }
+
+// A fake or proxy that answers every request with one request id still
+// has a message id per response: each is counted.
+func TestUsageTotalsSharedRequestID(t *testing.T) {
+	var u UsageTotals
+	u.Add(Entry{Type: EntryUser, UUID: "p1"})
+	u.Add(assistantLine("a1", "msg_1", "req_fake", 10, 1, 0))
+	u.Add(assistantLine("a2", "msg_1", "req_fake", 10, 2, 0))
+	u.Add(assistantLine("b1", "msg_2", "req_fake", 20, 3, 0))
+	if u.Input != 30 || u.Output != 5 {
+		t.Fatalf("totals %+v", u)
+	}
+}
