@@ -36,6 +36,10 @@ type TimelineItem struct {
 	// Tokens are, on a prompt, what its turn's API responses used, as
 	// their usage says (each response counted once).
 	Tokens *TurnTokens `json:"tokens,omitempty"`
+	// DurationMS is, on a prompt, how long its turn took as Claude
+	// measured it (its turn_duration line); 0 until the turn ended, and
+	// for a turn Claude wrote none for (an interrupted one).
+	DurationMS int64 `json:"duration_ms,omitempty"`
 }
 
 // TurnTokens sums the usage of a turn's API responses.

@@ -704,6 +704,12 @@ export interface TimelineItem {
    * their usage says (each response counted once).
    */
   tokens?: TurnTokens;
+  /**
+   * DurationMS is, on a prompt, how long its turn took as Claude
+   * measured it (its turn_duration line); 0 until the turn ended, and
+   * for a turn Claude wrote none for (an interrupted one).
+   */
+  duration_ms?: number;
 }
 
 /** GitFile is one changed path of a GitStatus. */

@@ -106,3 +106,19 @@ func TestUsageTotalsCostByDay(t *testing.T) {
 		t.Errorf("Reset: %+v", u)
 	}
 }
+
+// A turn's prompt carries Claude's own measure of the turn (turn_duration).
+func TestTurnDurationFixture(t *testing.T) {
+	n := 0
+	for _, it := range Timeline(fixtureEntries(t)) {
+		if it.Kind == KindPrompt && it.DurationMS > 0 {
+			n++
+		}
+		if it.Kind != KindPrompt && it.DurationMS != 0 {
+			t.Errorf("a %s item has a duration", it.Kind)
+		}
+	}
+	if n != 4 { // the fixture's four turn_duration lines
+		t.Errorf("%d prompts with a duration, want 4", n)
+	}
+}

@@ -187,6 +187,12 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 			}
 		}
 	case EntrySystem:
+		if e.Subtype == SubtypeTurnDuration && b.turn > 0 && e.DurationMS > 0 {
+			it := b.items[b.turn-1]
+			it.DurationMS = e.DurationMS
+			b.items[b.turn-1] = it
+			return []TimelineItem{it}
+		}
 		if e.Subtype == SubtypeCompactBoundary {
 			trigger := ""
 			if e.CompactMetadata != nil {

@@ -18,7 +18,7 @@ function signature(it: TimelineItem): string {
   const t = it.tool;
   const tk = it.tokens;
   const files = it.files?.reduce((n, f) => n + f.edits, 0) ?? 0;
-  return `${it.kind}|${it.text?.length ?? 0}|${it.status ?? ''}|${files}|${tk ? `${tk.responses}/${tk.output}/${tk.cost_usd}` : ''}|${t ? `${t.done}|${t.is_error}|${t.result?.length ?? 0}|${t.truncated}` : ''}`;
+  return `${it.kind}|${it.text?.length ?? 0}|${it.status ?? ''}|${files}|${tk ? `${tk.responses}/${tk.output}/${tk.cost_usd}` : ''}|${it.duration_ms ?? ''}|${t ? `${t.done}|${t.is_error}|${t.result?.length ?? 0}|${t.truncated}` : ''}`;
 }
 
 /** The readable view of a session's transcript, with the prompt box under it. */
@@ -394,6 +394,11 @@ function turnTimes(items: TimelineItem[] | null, busy: boolean): Map<string, num
   let last = 0;
   const close = () => {
     if (!prompt) return;
+    // Claude's own measure when it wrote one, else first to last item.
+    if (prompt.duration_ms) {
+      out.set(prompt.id, prompt.duration_ms / 1000);
+      return;
+    }
     const start = parseTime(prompt.time);
     if (start > 0 && last >= start) out.set(prompt.id, (last - start) / 1000);
   };
@@ -407,7 +412,7 @@ function turnTimes(items: TimelineItem[] | null, busy: boolean): Map<string, num
     const t = parseTime(it.time);
     if (t > last) last = t;
   }
-  if (!busy) close();
+  if (!busy || prompt?.duration_ms) close();
   return out;
 }
 
