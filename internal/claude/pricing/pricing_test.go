@@ -130,3 +130,14 @@ func FuzzCost(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCost is the price of one response, as the timeline and the
+// day's total pay it per assistant line.
+func BenchmarkCost(b *testing.B) {
+	u := Usage{Input: 12, Output: 5, CacheWrite: 300, CacheWrite1h: 100, CacheRead: 20000, ServiceTier: "standard", Speed: "standard"}
+	for b.Loop() {
+		if _, ok := Cost("claude-opus-4-8[1m]", u); !ok {
+			b.Fatal("no price")
+		}
+	}
+}
