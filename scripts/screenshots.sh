@@ -25,7 +25,7 @@ dialog-question-desktop|A question from Claude (AskUserQuestion): its options wi
 dialog-multi-desktop|A multi-select question with two options ticked, then Submit.
 dialog-submit-step-desktop|The last step of a question: the answers chosen, then Submit answers or Cancel.
 dialog-trust-desktop|A session in a folder not yet trusted waits on Claude Code'"'"'s trust dialog; its row says so.
-timeline-desktop|The timeline: markdown with highlighted code and a task list, an edit as a patch with line numbers, each prompt with its time and tokens.
+timeline-desktop|The timeline: markdown with highlighted code and a task list, an edit as a patch with line numbers, each prompt with its time, tokens and cost (docs/api.md, Costs).
 git-desktop|The Git panel: the branch, the changed file and its diff with git'"'"'s line numbers.
 switcher-desktop|The quick switcher (Ctrl+K) finds a session by a few letters of its name.
 terminal-desktop|The live terminal (xterm.js over tmux): a shell typed into from a phone and then from this desktop.

@@ -132,6 +132,23 @@ func (a *reconciler) reconcileLoop() {
 		if err := a.reconcileOnce(); err != nil && a.ctx.Err() == nil {
 			a.log.Warn("reconcile", "err", err)
 		}
+		a.rollDay()
+	}
+}
+
+// rollDay zeroes, once the agent's local day has changed, the cost today
+// of the sessions whose transcripts wrote nothing since (readTranscript
+// counts the new day's as they come), so that a dashboard stops showing
+// yesterday's figure within a SafetyPoll of midnight.
+func (a *reconciler) rollDay() {
+	today := transcript.DayKey(now(), nil)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.sessions {
+		if u := s.usage; u.CostDay != "" && u.CostDay != today {
+			s.usage.CostDay, s.usage.CostToday, s.usage.TodayUnpriced = today, 0, 0
+			a.in.publishLocked(s, s.st.Status, false)
+		}
 	}
 }
 

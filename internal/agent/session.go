@@ -125,6 +125,11 @@ func (s *session) toAPI() api.Session {
 	if out.Usage.Model == "" {
 		out.Usage.Model = s.st.Model
 	}
+	// The day's cost was counted when the transcript was last read: on
+	// a later day nothing has been written since, so today's is zero.
+	if today := transcript.DayKey(now(), nil); out.Usage.CostDay != "" && out.Usage.CostDay != today {
+		out.Usage.CostDay, out.Usage.CostToday, out.Usage.TodayUnpriced = today, 0, 0
+	}
 	if s.kind == api.KindShell {
 		out.ClaudeSessionID = ""
 	}

@@ -107,6 +107,7 @@ func usageEqual(a, b api.Usage) bool {
 	return a.Model == b.Model && a.ModelName == b.ModelName && a.ContextPercent == b.ContextPercent &&
 		a.ContextSize == b.ContextSize && a.InputTokens == b.InputTokens && a.OutputTokens == b.OutputTokens &&
 		a.CacheRead == b.CacheRead && a.CacheCreation == b.CacheCreation && a.CostUSD == b.CostUSD &&
+		a.CostToday == b.CostToday && a.CostDay == b.CostDay && a.TodayUnpriced == b.TodayUnpriced &&
 		string(a.RateLimits) == string(b.RateLimits)
 }
 
@@ -275,8 +276,9 @@ func (a *claudeSignals) sessionForDeliveryLocked(h hookwire.Header) *session {
 
 func (a *claudeSignals) absorbStatusLineLocked(s *session, sl hooks.StatusLine) {
 	u := sl.Usage()
-	// Token totals come from the transcript; keep them.
+	// Token totals and the day's cost come from the transcript; keep them.
 	u.InputTokens, u.OutputTokens, u.CacheRead, u.CacheCreation = s.usage.InputTokens, s.usage.OutputTokens, s.usage.CacheRead, s.usage.CacheCreation
+	u.CostToday, u.CostDay, u.TodayUnpriced = s.usage.CostToday, s.usage.CostDay, s.usage.TodayUnpriced
 	if usageEqual(u, s.usage) {
 		return
 	}

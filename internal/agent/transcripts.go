@@ -118,7 +118,7 @@ func (a *transcripts) readTranscript(id string) {
 		a.in.applyLocked(s, ev)
 	}
 	u := s.usage
-	totals.Fill(&u)
+	totals.Fill(&u, now())
 	if !usageEqual(u, s.usage) {
 		s.usage = u
 		a.in.publishLocked(s, s.st.Status, false)

@@ -36,6 +36,10 @@ type TimelineItem struct {
 	// Tokens are, on a prompt, what its turn's API responses used, as
 	// their usage says (each response counted once).
 	Tokens *TurnTokens `json:"tokens,omitempty"`
+	// DurationMS is, on a prompt, how long its turn took as Claude
+	// measured it (its turn_duration line); 0 until the turn ended, and
+	// for a turn Claude wrote none for (an interrupted one).
+	DurationMS int64 `json:"duration_ms,omitempty"`
 }
 
 // TurnTokens sums the usage of a turn's API responses.
@@ -45,6 +49,12 @@ type TurnTokens struct {
 	CacheRead     int64 `json:"cache_read"`
 	CacheCreation int64 `json:"cache_creation"`
 	Responses     int   `json:"responses"`
+	// CostUSD is what the responses cost at Anthropic's list prices
+	// (internal/claude/pricing); Unpriced counts those it leaves out for
+	// want of a price (an unknown model), so with Unpriced > 0 it is not
+	// the turn's cost. A turn's subagents are not counted.
+	CostUSD  float64 `json:"cost_usd"`
+	Unpriced int     `json:"unpriced,omitempty"`
 }
 
 // ToolCall is a tool call and, once it arrived, its result.

@@ -202,6 +202,14 @@ type Usage struct {
 	CacheRead      int64   `json:"cache_read_tokens,omitempty"`
 	CacheCreation  int64   `json:"cache_creation_tokens,omitempty"`
 	CostUSD        float64 `json:"cost_usd,omitempty"`
+	// CostToday is what the transcript's API responses written on
+	// CostDay (the agent's local date, YYYY-MM-DD) cost at Anthropic's
+	// list prices (internal/claude/pricing), and TodayUnpriced how many
+	// of them it leaves out for want of a price (an unknown model).
+	// Subagents' own transcripts are not counted.
+	CostToday     float64 `json:"cost_today_usd,omitempty"`
+	CostDay       string  `json:"cost_day,omitempty"`
+	TodayUnpriced int     `json:"today_unpriced,omitempty"`
 	// RateLimits is Claude's rate_limits object, verbatim (subscription logins only).
 	RateLimits json.RawMessage `json:"rate_limits,omitempty"`
 }

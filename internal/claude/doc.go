@@ -11,7 +11,8 @@
 // and fuzz targets: screen (what the pane shows, and the keys that answer
 // a dialog), sessionfile (~/.claude/sessions), transcript (the JSONL
 // conversations) and hooks (hook payloads, the status line, and the
-// settings that register corral's hooks). Nothing here keeps state or
+// settings that register corral's hooks); pricing, which reads nothing,
+// prices a response's usage. Nothing here keeps state or
 // reads the environment; every bad input is an error, never a panic.
 //
 // Claude's files are read-only to corral, except the global install of

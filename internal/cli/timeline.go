@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -52,6 +53,9 @@ func printTimeline(w io.Writer, tl api.Timeline) error {
 		switch it.Kind {
 		case api.TimelinePrompt:
 			b.WriteString(indent("> ", "  ", it.Text))
+			if m := turnMeta(it); m != "" {
+				b.WriteString("  (" + m + ")\n")
+			}
 		case api.TimelineThinking:
 			b.WriteString(indent("  (thinking) ", "  ", it.Text))
 		case api.TimelineTool:
@@ -68,6 +72,23 @@ func printTimeline(w io.Writer, tl api.Timeline) error {
 	}
 	_, err := io.WriteString(w, termsafe.Text(b.String()))
 	return err
+}
+
+// turnMeta is what a prompt's turn took, used and cost, as the agent
+// counted it: "took 1m23s, 1500 in, 20 out, $0.42" (the cost only when
+// every response had a price).
+func turnMeta(it api.TimelineItem) string {
+	var parts []string
+	if it.DurationMS > 0 {
+		parts = append(parts, "took "+(time.Duration(it.DurationMS)*time.Millisecond).Round(time.Second).String())
+	}
+	if tk := it.Tokens; tk != nil {
+		parts = append(parts, fmt.Sprintf("%d in, %d out", tk.Input+tk.CacheRead+tk.CacheCreation, tk.Output))
+		if tk.Unpriced == 0 {
+			parts = append(parts, fmt.Sprintf("$%.2f", tk.CostUSD))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // toolLine is a tool call and how it ended: "* Bash(ls -l)", then the

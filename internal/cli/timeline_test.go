@@ -33,7 +33,8 @@ func TestTimelineCommand(t *testing.T) {
 	backend.Handle(m, api.OpTimeline, func(_ context.Context, r api.TimelineRequest) (api.Timeline, error) {
 		asked = r.ID
 		return api.Timeline{Cursor: "e:7", Reset: true, Items: []api.TimelineItem{
-			{ID: "1", Kind: api.TimelinePrompt, Text: "fix the build\nplease"},
+			{ID: "1", Kind: api.TimelinePrompt, Text: "fix the build\nplease", DurationMS: 83_400,
+				Tokens: &api.TurnTokens{Input: 1000, CacheRead: 500, Output: 20, Responses: 2, CostUSD: 0.4249}},
 			{ID: "2", Kind: api.TimelineThinking, Text: "look at make"},
 			{ID: "3", Kind: api.TimelineTool, Tool: &api.ToolCall{Name: "Bash", Input: json.RawMessage(`{"command":"make\nall"}`), Done: true, Result: "\nok " + evil + "\nmore"}},
 			{ID: "4", Kind: api.TimelineTool, Tool: &api.ToolCall{Name: "Edit", Input: json.RawMessage(`{"file_path":"/a.go"}`), Done: true, IsError: true, Result: "no match"}},
@@ -55,6 +56,7 @@ func TestTimelineCommand(t *testing.T) {
 	}
 	want := `> fix the build
   please
+  (took 1m23s, 1500 in, 20 out, $0.42)
 
   (thinking) look at make
 

@@ -34,6 +34,8 @@ const (
 	maxRaw     = 256 << 10
 	maxArgs    = 64
 	maxOptions = 32
+	// maxCostUSD bounds a session's cost today, in dollars.
+	maxCostUSD = 1e6
 )
 
 // limiter bounds one connection's events: over the rate they are dropped
@@ -134,6 +136,15 @@ func cleanSession(s api.Session) (api.Session, error) {
 	s.LastPrompt = text(s.LastPrompt)
 	s.Usage.Model = label(s.Usage.Model, maxLabel)
 	s.Usage.ModelName = label(s.Usage.ModelName, maxLabel)
+	// The day's cost is summed over devices in the dashboard: a date, and
+	// a count within reason.
+	if _, err := time.Parse(time.DateOnly, s.Usage.CostDay); err != nil {
+		s.Usage.CostDay = ""
+	}
+	if !(s.Usage.CostToday >= 0 && s.Usage.CostToday <= maxCostUSD) {
+		s.Usage.CostToday = 0
+	}
+	s.Usage.TodayUnpriced = max(s.Usage.TodayUnpriced, 0)
 	if len(s.Args) > maxArgs {
 		s.Args = s.Args[:maxArgs]
 	}

@@ -212,9 +212,13 @@ func FuzzCleanSession(f *testing.F) {
 		s, err := cleanSession(api.Session{ID: id, Status: api.Status(status), Name: name, Dir: dir, LastMessage: msg,
 			WaitingFor: &api.Waiting{Message: msg, Title: name, Options: []api.Option{{Label: name}}},
 			Git:        &api.GitSummary{Root: dir, Branch: name, Error: msg, Changed: -len(msg)},
-			Worktree:   &api.SessionWorktree{Path: dir, Branch: name}})
+			Worktree:   &api.SessionWorktree{Path: dir, Branch: name},
+			Usage:      api.Usage{CostDay: name, CostToday: -float64(len(msg)), TodayUnpriced: -len(dir)}})
 		if err != nil {
 			return
+		}
+		if u := s.Usage; u.CostToday < 0 || u.TodayUnpriced < 0 || u.CostDay != "" && len(u.CostDay) != len(time.DateOnly) {
+			t.Fatalf("usage %+v", u)
 		}
 		if !validSessionID(s.ID) || !s.Status.Valid() || s.Git.Changed < 0 {
 			t.Fatalf("kept %q %q %+v", s.ID, s.Status, s.Git)

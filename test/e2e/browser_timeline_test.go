@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/testkit/fakeapi"
 )
 
@@ -108,6 +112,10 @@ func TestBrowserTimelineRich(t *testing.T) {
 	if len(tk) != 3 || !regexp.MustCompile(`^ · [0-9.]+k? in, [0-9.]+k? out$`).MatchString(tk[0]) {
 		t.Errorf("turn tokens %q", tk)
 	}
+	// And what it cost: the agent prices each turn from its usage (the
+	// fake model answers as the claude-opus-4-8 that Claude asks for), the
+	// page shows that figure, and the sidebar the day's sum.
+	checkTurnCosts(t, ctx, h, id, 3)
 
 	// Search, and jump to a prompt.
 	within(t, ctx, 10*time.Second, "search",
@@ -120,5 +128,57 @@ func TestBrowserTimelineRich(t *testing.T) {
 	n := get(t, ctx, 5*time.Second, "prompts", chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="jump-to-prompt"] option').length`))
 	if n != 4 {
 		t.Errorf("jump-to-prompt has %d options, want 3 prompts and the label", n)
+	}
+}
+
+// checkTurnCosts compares the per-turn cost the page shows with the agent's
+// figure in `corral timeline --json`, and the sidebar's cost today with
+// their sum (the session's transcript holds only these turns, all of today).
+func checkTurnCosts(t *testing.T, ctx context.Context, h *harness, id string, n int) {
+	t.Helper()
+	var tl api.Timeline
+	if err := json.Unmarshal([]byte(h.corral("timeline", "--json", id)), &tl); err != nil {
+		t.Fatalf("corral timeline --json: %v", err)
+	}
+	var want []string
+	sum := 0.0
+	for _, it := range tl.Items {
+		tk := it.Tokens
+		if it.Kind != api.TimelinePrompt || tk == nil {
+			continue
+		}
+		// Claude's default model, claude-opus-4-8: $5 in, $25 out, $6.25
+		// cache writes, $0.50 cache reads per million tokens.
+		price := (float64(tk.Input)*5 + float64(tk.Output)*25 + float64(tk.CacheCreation)*6.25 + float64(tk.CacheRead)*0.5) / 1e6
+		if tk.Unpriced != 0 || math.Abs(tk.CostUSD-price) > 1e-9 || tk.CostUSD <= 0 {
+			t.Errorf("turn %q: tokens %+v, want a cost of $%v", it.Text, *tk, price)
+		}
+		sum += tk.CostUSD
+		w := fmt.Sprintf(" · $%.2f", tk.CostUSD)
+		if tk.CostUSD < 0.005 {
+			w = " · <$0.01"
+		}
+		want = append(want, w)
+	}
+	if len(want) != n {
+		t.Fatalf("%d priced turns in the timeline, want %d: %+v", len(want), n, tl.Items)
+	}
+	// The page shows a turn's last response once its poll brings it.
+	wantJS, _ := json.Marshal(want)
+	poll := func(js string) error {
+		c, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		return chromedp.Do(c, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingInterval(100*time.Millisecond)))
+	}
+	if err := poll(fmt.Sprintf(`JSON.stringify([...document.querySelectorAll('[data-testid="turn-cost"]')].map(e => e.textContent)) === %q`, wantJS)); err != nil {
+		got := get(t, ctx, 5*time.Second, "turn costs", chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="turn-cost"]')].map(e => e.textContent)`))
+		t.Errorf("turn costs shown %q, want %q", got, want)
+	}
+	// The sidebar's title carries the sum to four places; it follows the
+	// session's usage, which the agent publishes once it read the last turn.
+	wantTitle := fmt.Sprintf("$%.4f", sum)
+	if err := poll(fmt.Sprintf(`(() => { const e = document.querySelector('[data-testid="total-cost"]'); return !!e && e.title.includes(%q) && e.textContent.endsWith(' today'); })()`, wantTitle)); err != nil {
+		got := get(t, ctx, 5*time.Second, "cost today", chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="total-cost"]')].map(e => e.textContent + ' | ' + e.title)`))
+		t.Errorf("cost today %q, want the title to say %s", got, wantTitle)
 	}
 }

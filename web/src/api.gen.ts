@@ -548,6 +548,16 @@ export interface Usage {
   cache_read_tokens?: number;
   cache_creation_tokens?: number;
   cost_usd?: number;
+  /**
+   * CostToday is what the transcript's API responses written on
+   * CostDay (the agent's local date, YYYY-MM-DD) cost at Anthropic's
+   * list prices (internal/claude/pricing), and TodayUnpriced how many
+   * of them it leaves out for want of a price (an unknown model).
+   * Subagents' own transcripts are not counted.
+   */
+  cost_today_usd?: number;
+  cost_day?: string;
+  today_unpriced?: number;
   /** RateLimits is Claude's rate_limits object, verbatim (subscription logins only). */
   rate_limits?: unknown;
 }
@@ -694,6 +704,12 @@ export interface TimelineItem {
    * their usage says (each response counted once).
    */
   tokens?: TurnTokens;
+  /**
+   * DurationMS is, on a prompt, how long its turn took as Claude
+   * measured it (its turn_duration line); 0 until the turn ended, and
+   * for a turn Claude wrote none for (an interrupted one).
+   */
+  duration_ms?: number;
 }
 
 /** GitFile is one changed path of a GitStatus. */
@@ -897,6 +913,14 @@ export interface TurnTokens {
   cache_read: number;
   cache_creation: number;
   responses: number;
+  /**
+   * CostUSD is what the responses cost at Anthropic's list prices
+   * (internal/claude/pricing); Unpriced counts those it leaves out for
+   * want of a price (an unknown model), so with Unpriced > 0 it is not
+   * the turn's cost. A turn's subagents are not counted.
+   */
+  cost_usd: number;
+  unpriced?: number;
 }
 
 /**

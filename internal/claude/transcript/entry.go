@@ -103,6 +103,19 @@ type MessageUsage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	// CacheCreation splits the cache writes by how long they last (the
+	// 1-hour ones cost more).
+	CacheCreation *CacheCreation `json:"cache_creation,omitempty"`
+	// ServiceTier and Speed ("standard", or fast mode's "fast") change
+	// the price.
+	ServiceTier string `json:"service_tier,omitempty"`
+	Speed       string `json:"speed,omitempty"`
+}
+
+// CacheCreation is usage.cache_creation.
+type CacheCreation struct {
+	Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+	Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
 }
 
 // CompactMetadata describes a compaction (compact_boundary entries).

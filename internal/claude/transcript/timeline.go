@@ -48,8 +48,11 @@ type TimelineBuilder struct {
 	turn int
 	// counted is the id of the last API response whose usage the turn
 	// counted (Claude writes one entry per content block, each with the
-	// response's usage).
-	counted string
+	// response's usage), countedUsage the counts and countedCost the
+	// cost counted for it so far.
+	counted      string
+	countedUsage MessageUsage
+	countedCost  float64
 }
 
 // Timeline builds the whole timeline of a list of entries.
@@ -184,6 +187,12 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 			}
 		}
 	case EntrySystem:
+		if e.Subtype == SubtypeTurnDuration && b.turn > 0 && e.DurationMS > 0 {
+			it := b.items[b.turn-1]
+			it.DurationMS = e.DurationMS
+			b.items[b.turn-1] = it
+			return []TimelineItem{it}
+		}
 		if e.Subtype == SubtypeCompactBoundary {
 			trigger := ""
 			if e.CompactMetadata != nil {
@@ -195,23 +204,49 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 	return changed
 }
 
-// countUsage adds an API response's tokens to its turn's prompt, once per
-// response.
+// countUsage adds an API response's tokens and cost to its turn's prompt,
+// once per response: the response's later lines (one per content block)
+// add only what their larger counts say (streamed lines can carry growing
+// output counts).
 func (b *TimelineBuilder) countUsage(m *Message) (TimelineItem, bool) {
-	if b.turn == 0 || m.Usage == nil || m.ID == "" || m.ID == b.counted || m.Model == SyntheticModel {
+	if b.turn == 0 || m.Usage == nil || m.ID == "" || m.Model == SyntheticModel {
 		return TimelineItem{}, false
 	}
-	b.counted = m.ID
+	first := m.ID != b.counted
+	if first {
+		b.counted, b.countedUsage, b.countedCost = m.ID, MessageUsage{}, 0
+	}
+	prev := b.countedUsage
+	next := *m.Usage
+	next.InputTokens = max(prev.InputTokens, next.InputTokens)
+	next.OutputTokens = max(prev.OutputTokens, next.OutputTokens)
+	next.CacheReadInputTokens = max(prev.CacheReadInputTokens, next.CacheReadInputTokens)
+	next.CacheCreationInputTokens = max(prev.CacheCreationInputTokens, next.CacheCreationInputTokens)
+	if !first && next.InputTokens == prev.InputTokens && next.OutputTokens == prev.OutputTokens &&
+		next.CacheReadInputTokens == prev.CacheReadInputTokens && next.CacheCreationInputTokens == prev.CacheCreationInputTokens {
+		return TimelineItem{}, false
+	}
+	b.countedUsage = next
 	it := b.items[b.turn-1]
 	t := api.TurnTokens{}
 	if it.Tokens != nil {
 		t = *it.Tokens
 	}
-	t.Input += m.Usage.InputTokens
-	t.Output += m.Usage.OutputTokens
-	t.CacheRead += m.Usage.CacheReadInputTokens
-	t.CacheCreation += m.Usage.CacheCreationInputTokens
-	t.Responses++
+	t.Input += next.InputTokens - prev.InputTokens
+	t.Output += next.OutputTokens - prev.OutputTokens
+	t.CacheRead += next.CacheReadInputTokens - prev.CacheReadInputTokens
+	t.CacheCreation += next.CacheCreationInputTokens - prev.CacheCreationInputTokens
+	usd, priced := priceOf(m.Model, &next)
+	switch {
+	case priced:
+		t.CostUSD += usd - b.countedCost
+		b.countedCost = usd
+	case first:
+		t.Unpriced++
+	}
+	if first {
+		t.Responses++
+	}
 	it.Tokens = &t
 	b.items[b.turn-1] = it
 	return it, true

@@ -1,6 +1,10 @@
 package transcript
 
-import "github.com/corral-dev/corral/internal/api"
+import (
+	"time"
+
+	"github.com/corral-dev/corral/internal/api"
+)
 
 // maxUsageKeys bounds the responses UsageTotals remembers for
 // deduplication; the oldest are forgotten first. A response's lines are
@@ -15,8 +19,10 @@ const maxUsageKeys = 4096
 // block) that repeat the same message id, request id and usage. The key
 // that identifies a response is:
 //
-//   - the requestId when the line has one (real API traffic always does:
-//     it is unique per request, so this is exact);
+//   - the requestId with message.id when the line has a requestId (real
+//     API traffic always does: it is unique per request, so this is
+//     exact; the message id tells apart the responses of a fake or proxy
+//     that sends one request id for all, as internal/testkit/fakeapi does);
 //   - otherwise message.id scoped to the user line that preceded it (the
 //     prompt or tool result that triggered the request). Real message ids
 //     are unique too, but fake APIs reuse them (the 2.1.197 fixture answers
@@ -32,10 +38,16 @@ type UsageTotals struct {
 	CacheCreation int64
 	// Model is the model of the latest response.
 	Model string
+	// Loc is the time zone whose days CostOn counts (nil: the process's).
+	Loc *time.Location
+
+	days []DayCost // the cost of the latest days (cost.go)
 
 	anchor string // uuid of the latest user line
 	seen   map[string]Usage
-	order  []string
+	// price is the cost of each response in seen.
+	price map[string]float64
+	order []string
 }
 
 // Add accounts for one entry; entries without usage only move the scope.
@@ -51,7 +63,9 @@ func (t *UsageTotals) Add(e Entry) {
 	key := ""
 	switch {
 	case u.RequestID != "":
-		key = "req\x00" + u.RequestID
+		// With the message id too: a proxy or fake that answers every
+		// request with one request id still has a message id per response.
+		key = "req\x00" + u.RequestID + "\x00" + u.MessageID
 	case u.MessageID != "":
 		key = "msg\x00" + u.MessageID + "\x00" + t.anchor
 	default:
@@ -59,6 +73,7 @@ func (t *UsageTotals) Add(e Entry) {
 	}
 	if t.seen == nil {
 		t.seen = map[string]Usage{}
+		t.price = map[string]float64{}
 	}
 	prev, dup := t.seen[key]
 	next := Usage{
@@ -66,6 +81,17 @@ func (t *UsageTotals) Add(e Entry) {
 		Output:        max(prev.Output, u.Output),
 		CacheRead:     max(prev.CacheRead, u.CacheRead),
 		CacheCreation: max(prev.CacheCreation, u.CacheCreation),
+	}
+	// The day's cost grows by what the larger counts add; a response
+	// without a price counts once, on the day of its first line.
+	mu := *e.Message.Usage
+	mu.InputTokens, mu.OutputTokens = next.Input, next.Output
+	mu.CacheReadInputTokens, mu.CacheCreationInputTokens = next.CacheRead, next.CacheCreation
+	if usd, ok := priceOf(u.Model, &mu); ok {
+		t.addDay(e.Timestamp, usd-t.price[key], 0)
+		t.price[key] = usd
+	} else if !dup {
+		t.addDay(e.Timestamp, 0, 1)
 	}
 	t.Input += next.Input - prev.Input
 	t.Output += next.Output - prev.Output
@@ -79,17 +105,19 @@ func (t *UsageTotals) Add(e Entry) {
 		t.order = append(t.order, key)
 		if len(t.order) > maxUsageKeys {
 			delete(t.seen, t.order[0])
+			delete(t.price, t.order[0])
 			t.order = t.order[1:]
 		}
 	}
 }
 
-// Reset forgets everything, for a transcript that started over.
-func (t *UsageTotals) Reset() { *t = UsageTotals{} }
+// Reset forgets everything, for a transcript that started over (but
+// keeps Loc).
+func (t *UsageTotals) Reset() { *t = UsageTotals{Loc: t.Loc} }
 
 // Fill copies the cumulative token counts into u (and the model, when u
-// has none).
-func (t *UsageTotals) Fill(u *api.Usage) {
+// has none), and the cost of the day of now.
+func (t *UsageTotals) Fill(u *api.Usage, now time.Time) {
 	u.InputTokens = t.Input
 	u.OutputTokens = t.Output
 	u.CacheRead = t.CacheRead
@@ -97,4 +125,6 @@ func (t *UsageTotals) Fill(u *api.Usage) {
 	if u.Model == "" {
 		u.Model = t.Model
 	}
+	d := t.CostOn(DayKey(now, t.Loc))
+	u.CostDay, u.CostToday, u.TodayUnpriced = d.Day, d.USD, d.Unpriced
 }

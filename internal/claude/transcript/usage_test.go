@@ -3,6 +3,7 @@ package transcript
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/corral-dev/corral/internal/api"
 )
@@ -65,7 +66,7 @@ func TestUsageTotalsRealShape(t *testing.T) {
 
 	var au api.Usage
 	au.Model = "from-statusline"
-	u.Fill(&au)
+	u.Fill(&au, time.Now())
 	if au.InputTokens != 105 || au.OutputTokens != 37 || au.CacheRead != 1000 || au.Model != "from-statusline" {
 		t.Fatalf("Fill: %+v", au)
 	}
@@ -82,5 +83,18 @@ func TestUsageTotalsBoundedMemory(t *testing.T) {
 	}
 	if len(u.seen) != maxUsageKeys || len(u.order) != maxUsageKeys || u.Input != maxUsageKeys+100 {
 		t.Fatalf("seen %d order %d input %d", len(u.seen), len(u.order), u.Input)
+	}
+}
+
+// A fake or proxy that answers every request with one request id still
+// has a message id per response: each is counted.
+func TestUsageTotalsSharedRequestID(t *testing.T) {
+	var u UsageTotals
+	u.Add(Entry{Type: EntryUser, UUID: "p1"})
+	u.Add(assistantLine("a1", "msg_1", "req_fake", 10, 1, 0))
+	u.Add(assistantLine("a2", "msg_1", "req_fake", 10, 2, 0))
+	u.Add(assistantLine("b1", "msg_2", "req_fake", 20, 3, 0))
+	if u.Input != 30 || u.Output != 5 {
+		t.Fatalf("totals %+v", u)
 	}
 }

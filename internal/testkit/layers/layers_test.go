@@ -40,8 +40,9 @@ var (
 		// transcripts, and the hooks with their settings and status line.
 		"internal/claude":             {"internal/regularfile"},
 		"internal/claude/screen":      {}, // imports nothing of ours
+		"internal/claude/pricing":     {}, // imports nothing of ours
 		"internal/claude/sessionfile": {"internal/claude", "internal/regularfile"},
-		"internal/claude/transcript":  {"internal/api", "internal/claude", "internal/regularfile"},
+		"internal/claude/transcript":  {"internal/api", "internal/claude", "internal/claude/pricing", "internal/regularfile"},
 		"internal/claude/hooks": {"internal/api", "internal/atomicfile", "internal/claude", "internal/claude/transcript",
 			"internal/jsonobject", "internal/regularfile", "internal/shellquote"},
 		"internal/status":   {"internal/api"},

@@ -34,8 +34,8 @@ import { SessionDot, StatusDot } from './StatusDot';
 export function Counts() {
   const n = sessions.value.length;
   const need = needsYou.value.length;
-  // What the sessions listed here have cost so far (Claude's own count; a killed session's is gone).
-  const total = sessions.value.reduce((sum, s) => sum + (s.usage?.cost_usd ?? 0), 0);
+  // What the sessions listed here cost today: each agent prices its transcripts' responses of its own local day.
+  const today = costToday(sessions.value);
   return (
     <div class="counts" aria-live="polite">
       <span>
@@ -47,14 +47,32 @@ export function Counts() {
           {need} need{need === 1 ? 's' : ''} you
         </span>
       )}
-      {total > 0 && (
-        <span class="counts-cost" data-testid="total-cost" title="The cost so far of the sessions listed here, as Claude counts it">
+      {today.usd > 0 && (
+        <span class="counts-cost" data-testid="total-cost" title={today.title}>
           {' · '}
-          {cost(total)}
+          {cost(today.usd)} today
         </span>
       )}
     </div>
   );
+}
+
+/** The cost today of the sessions listed, and a title that says what it counts. */
+export function costToday(list: Session[]): { usd: number; title: string } {
+  let usd = 0;
+  let n = 0;
+  let unpriced = 0;
+  for (const s of list) {
+    const c = s.usage?.cost_today_usd ?? 0;
+    if (c > 0) n++;
+    usd += c;
+    unpriced += s.usage?.today_unpriced ?? 0;
+  }
+  let title =
+    `Cost today: the API responses written since midnight (each machine's local time) in the transcripts of the sessions listed here ` +
+    `(${n} of them cost something today), at Anthropic's list prices: $${usd.toFixed(4)}. Subagents and sessions no longer listed are not counted.`;
+  if (unpriced > 0) title += ` ${unpriced} response${unpriced === 1 ? '' : 's'} of a model without a known price left out.`;
+  return { usd, title };
 }
 
 export function NewSessionButton(props: { compact?: boolean; testid?: string }) {

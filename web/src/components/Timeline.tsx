@@ -18,7 +18,7 @@ function signature(it: TimelineItem): string {
   const t = it.tool;
   const tk = it.tokens;
   const files = it.files?.reduce((n, f) => n + f.edits, 0) ?? 0;
-  return `${it.kind}|${it.text?.length ?? 0}|${it.status ?? ''}|${files}|${tk ? `${tk.responses}/${tk.output}` : ''}|${t ? `${t.done}|${t.is_error}|${t.result?.length ?? 0}|${t.truncated}` : ''}`;
+  return `${it.kind}|${it.text?.length ?? 0}|${it.status ?? ''}|${files}|${tk ? `${tk.responses}/${tk.output}/${tk.cost_usd}` : ''}|${it.duration_ms ?? ''}|${t ? `${t.done}|${t.is_error}|${t.result?.length ?? 0}|${t.truncated}` : ''}`;
 }
 
 /** The readable view of a session's transcript, with the prompt box under it. */
@@ -381,6 +381,11 @@ function tokens(n: number): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
+/** A turn's cost, to the cent: $0.42, or <$0.01. */
+function turnCost(usd: number): string {
+  return usd > 0 && usd < 0.005 ? '<$0.01' : `$${usd.toFixed(2)}`;
+}
+
 /** Each finished turn's length in seconds, by its prompt's id (the running one is left out). */
 function turnTimes(items: TimelineItem[] | null, busy: boolean): Map<string, number> {
   const out = new Map<string, number>();
@@ -389,6 +394,11 @@ function turnTimes(items: TimelineItem[] | null, busy: boolean): Map<string, num
   let last = 0;
   const close = () => {
     if (!prompt) return;
+    // Claude's own measure when it wrote one, else first to last item.
+    if (prompt.duration_ms) {
+      out.set(prompt.id, prompt.duration_ms / 1000);
+      return;
+    }
     const start = parseTime(prompt.time);
     if (start > 0 && last >= start) out.set(prompt.id, (last - start) / 1000);
   };
@@ -402,7 +412,7 @@ function turnTimes(items: TimelineItem[] | null, busy: boolean): Map<string, num
     const t = parseTime(it.time);
     if (t > last) last = t;
   }
-  if (!busy) close();
+  if (!busy || prompt?.duration_ms) close();
   return out;
 }
 
@@ -444,6 +454,15 @@ class Item extends Component<ItemProps> {
                   >
                     {' · '}
                     {tokens(it.tokens.input + it.tokens.cache_read + it.tokens.cache_creation)} in, {tokens(it.tokens.output)} out
+                  </span>
+                )}
+                {it.tokens && !it.tokens.unpriced && (
+                  <span
+                    data-testid="turn-cost"
+                    title={`What this turn's API responses cost at Anthropic's list prices: $${it.tokens.cost_usd.toFixed(4)} (the agent's count from their usage; subagents not included)`}
+                  >
+                    {' · '}
+                    {turnCost(it.tokens.cost_usd)}
                   </span>
                 )}
               </div>

@@ -99,9 +99,20 @@ export function UsagePanel(props: { s: Session }) {
           </dd>
         </div>
         <div>
-          <dt>Cost</dt>
+          <dt title="Claude's own count for the whole session (its status line)">Cost</dt>
           <dd>{u.cost_usd !== undefined ? cost(u.cost_usd) : '—'}</dd>
         </div>
+        {u.cost_day && (
+          <div>
+            <dt>Today</dt>
+            <dd
+              data-testid="usage-today"
+              title={`The API responses of ${u.cost_day} (the machine's local day) in the transcript, at Anthropic's list prices${u.today_unpriced ? `; ${u.today_unpriced} of a model without a known price left out` : ''}`}
+            >
+              {cost(u.cost_today_usd ?? 0)}
+            </dd>
+          </div>
+        )}
         <div>
           <dt>Tokens</dt>
           <dd class="tok">
