@@ -819,6 +819,12 @@ export interface Notification {
    */
   title: string;
   message?: string;
+  /**
+   * Updated: not a new notification but more words for the logged one
+   * of ID (a dialog's details came after it was logged); a reader
+   * replaces that entry's message and does not alert again.
+   */
+  updated?: boolean;
 }
 
 /** Option is one numbered choice of a dialog on the screen. */
