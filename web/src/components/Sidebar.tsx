@@ -185,10 +185,10 @@ export function SessionList() {
 }
 
 /** One project (a repository, or a folder): its sessions, under a dot of the most urgent state. */
-function ProjectSection(props: { g: ProjectGroup }) {
+function ProjectSection(props: { g: ProjectGroup; device?: string }) {
   const g = props.g;
   const [open, setOpen] = useState(true);
-  const id = `proj-${g.key.replace(/\W+/g, '-')}`;
+  const id = `proj-${props.device ? `${props.device}-` : ''}${g.key}`.replace(/\W+/g, '-');
   return (
     <section
       class="group project-group"
@@ -226,8 +226,8 @@ function ProjectSection(props: { g: ProjectGroup }) {
   );
 }
 
-function Group(props: { g: MachineGroup }) {
-  const { name, device, list } = props.g;
+function Group(props: { g: MachineGroup & { projects: ProjectGroup[] } }) {
+  const { name, device, list, projects } = props.g;
   const [open, setOpen] = useState(true);
   // A machine we only know from its sessions counts as online unless they say otherwise.
   const online = device ? device.online : !list.every((s) => s.offline);
@@ -280,11 +280,11 @@ function Group(props: { g: MachineGroup }) {
       </h3>
       {device?.conflict && <ConflictLine name={name} c={device.conflict} />}
       {open && list.length > 0 && (
-        <ul class="session-list" id={id} aria-label={`Sessions on ${name}`}>
-          {list.map((s) => (
-            <Row key={s.id} s={s} />
+        <div class="device-projects" id={id} role="group" aria-label={`Sessions on ${name}`}>
+          {projects.map((p) => (
+            <ProjectSection key={p.key} g={p} device={name} />
           ))}
-        </ul>
+        </div>
       )}
       {open && list.length === 0 && (
         <p class="group-empty muted small" id={id}>
