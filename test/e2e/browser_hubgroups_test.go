@@ -76,5 +76,7 @@ func TestBrowserHubProjectGroups(t *testing.T) {
 			t.Errorf("%s: dot %q, want idle", sel, st)
 		}
 	}
+	// Headings: the machines' groups, then their projects, one level down.
+	checkHeadings(t, "hub", get(t, ctx, 5*time.Second, "the headings", chromedp.Evaluate[[]string](headingsJS)))
 	saveShot(t, ctx, "hub-project-groups")
 }

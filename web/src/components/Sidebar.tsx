@@ -188,6 +188,8 @@ export function SessionList() {
 function ProjectSection(props: { g: ProjectGroup; device?: string }) {
   const g = props.g;
   const [open, setOpen] = useState(true);
+  // Under a machine's h3 on a hub, else under the list's h2.
+  const H = props.device ? 'h4' : 'h3';
   const id = `proj-${props.device ? `${props.device}-` : ''}${g.key}`.replace(/\W+/g, '-');
   return (
     <section
@@ -197,7 +199,7 @@ function ProjectSection(props: { g: ProjectGroup; device?: string }) {
       data-status={g.status}
       data-error={g.error ? 'true' : undefined}
     >
-      <h3 class="group-head">
+      <H class="group-head">
         <button
           type="button"
           class="group-toggle"
@@ -214,7 +216,7 @@ function ProjectSection(props: { g: ProjectGroup; device?: string }) {
           </span>
           <span class="group-count">{g.list.length}</span>
         </button>
-      </h3>
+      </H>
       {open && (
         <ul class="session-list" id={id} aria-label={`Sessions in ${g.name}`}>
           {g.list.map((s) => (
@@ -447,6 +449,7 @@ export function Sidebar() {
       </div>
       <ListTools />
       <div class="sidebar-list">
+        <h2 class="sr-only">Sessions</h2>
         <SessionList />
       </div>
     </nav>
