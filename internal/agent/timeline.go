@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/corral-dev/corral/internal/api"
@@ -18,6 +19,8 @@ const (
 	timelineTail  = 4 << 20
 	timelineItems = 1000
 	timelineViews = 8
+	// liveWait bounds the screen read of a running tool's output.
+	liveWait = time.Second
 )
 
 // timelines holds a view of each transcript being read (transcript.TimelineView),
@@ -91,6 +94,9 @@ func (a *views) Timeline(ctx context.Context, req api.TimelineRequest) (api.Time
 // (nil when it shows none, or the screen cannot be read: the timeline
 // answers without it). It does I/O; call it without a.mu.
 func (a *views) liveOutput(ctx context.Context, id string) *api.LiveOutput {
+	// Briefly: the timeline's answer waits for it, and the next poll asks again.
+	ctx, cancel := context.WithTimeout(ctx, liveWait)
+	defer cancel()
 	v, err := a.screen.look(ctx, id)
 	if err != nil {
 		return nil
