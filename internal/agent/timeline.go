@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/claude/screen"
 	"github.com/corral-dev/corral/internal/claude/transcript"
 )
 
@@ -16,6 +19,8 @@ const (
 	timelineTail  = 4 << 20
 	timelineItems = 1000
 	timelineViews = 8
+	// liveWait bounds the screen read of a running tool's output.
+	liveWait = time.Second
 )
 
 // timelines holds a view of each transcript being read (transcript.TimelineView),
@@ -65,6 +70,7 @@ func (a *views) Timeline(ctx context.Context, req api.TimelineRequest) (api.Time
 		return api.Timeline{}, err
 	}
 	path := s.transcript(a.cfg.ClaudeDir)
+	toolRuns := s.kind != api.KindShell && s.st.Status == api.StatusBusy && s.st.CurrentTool != ""
 	a.mu.Unlock()
 	empty := api.Timeline{Items: []api.TimelineItem{}, Reset: true}
 	if path == "" {
@@ -77,5 +83,53 @@ func (a *views) Timeline(ctx context.Context, req api.TimelineRequest) (api.Time
 	if err != nil {
 		return api.Timeline{}, api.Errorf(api.CodeInternal, "read transcript: %v", err)
 	}
-	return api.Timeline{Items: d.Items, Reset: d.Reset, Cursor: d.Cursor}, nil
+	tl := api.Timeline{Items: d.Items, Reset: d.Reset, Cursor: d.Cursor}
+	if toolRuns {
+		tl.Live = a.liveOutput(ctx, req.ID)
+	}
+	return tl, nil
+}
+
+// liveOutput reads what the screen shows of the running tool's output
+// (nil when it shows none, or the screen cannot be read: the timeline
+// answers without it). It does I/O; call it without a.mu.
+func (a *views) liveOutput(ctx context.Context, id string) *api.LiveOutput {
+	// Briefly: the timeline's answer waits for it, and the next poll asks again.
+	ctx, cancel := context.WithTimeout(ctx, liveWait)
+	defer cancel()
+	v, err := a.screen.look(ctx, id)
+	if err != nil {
+		return nil
+	}
+	out, ok := screen.RunningTool(v.text)
+	if !ok {
+		return nil
+	}
+	return boundLive(out)
+}
+
+// boundLive keeps the last api.LiveLines lines, each cut at
+// api.LiveLineBytes on a character boundary.
+func boundLive(out screen.ToolOutput) *api.LiveOutput {
+	lines := out.Lines
+	hidden := out.Hidden
+	if n := len(lines) - api.LiveLines; n > 0 {
+		lines, hidden = lines[n:], hidden+n
+	}
+	l := &api.LiveOutput{Tool: cut(out.Tool, 100), Header: cut(out.Header, api.LiveLineBytes), Lines: make([]string, len(lines)), Hidden: hidden}
+	for i, s := range lines {
+		l.Lines[i] = cut(s, api.LiveLineBytes)
+	}
+	return l
+}
+
+// cut shortens s to at most n bytes, on a character boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

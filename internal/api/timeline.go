@@ -112,8 +112,30 @@ type TimelineRequest struct {
 // timeline order: a changed one (a tool call whose result came, a prompt
 // whose turn changed a file) replaces the item of its ID, a new one is
 // appended. Cursor is what to send as Since next time.
+//
+// Live is what the screen shows of the tool that runs now, whole in every
+// answer (not a change since Since): Claude writes a tool's result to the
+// transcript only when it ends. Absent when no tool runs or the screen
+// shows none of its output.
 type Timeline struct {
 	Items  []TimelineItem `json:"items"`
 	Reset  bool           `json:"reset,omitempty"`
 	Cursor string         `json:"cursor"`
+	Live   *LiveOutput    `json:"live,omitempty"`
 }
+
+// LiveOutput is the output of a running tool as Claude draws it: plain
+// text (escapes removed), its last lines only (at most LiveLines, each cut
+// at LiveLineBytes), Hidden earlier ones counted but not drawn.
+type LiveOutput struct {
+	Tool   string   `json:"tool"`
+	Header string   `json:"header,omitempty"`
+	Lines  []string `json:"lines"`
+	Hidden int      `json:"hidden,omitempty"`
+}
+
+// Bounds of a LiveOutput.
+const (
+	LiveLines     = 50
+	LiveLineBytes = 500
+)

@@ -471,6 +471,10 @@ type Notification struct {
 	// you"); Message says more ("Allow Bash: make test?").
 	Title   string `json:"title"`
 	Message string `json:"message,omitempty"`
+	// Updated: not a new notification but more words for the logged one
+	// of ID (a dialog's details came after it was logged); a reader
+	// replaces that entry's message and does not alert again.
+	Updated bool `json:"updated,omitempty"`
 }
 
 // Event is one entry of the event stream. Seq grows by one for every event

@@ -310,6 +310,9 @@ type Message struct {
 	// Actions are the answers a notification offers as buttons (the
 	// service worker shows as many as the platform allows).
 	Actions []Action `json:"actions,omitempty"`
+	// relog is, on a message sent again with new words, the log entry
+	// that logged the old ones (lateActions), to be updated.
+	relog int64
 }
 
 // Action is a notification's button. Action is what the service worker
@@ -426,12 +429,24 @@ func clip(s string, n int) string {
 func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) (api.Notification, bool) {
 	m, ok := MessageFor(ev)
 	if !ok {
-		if m, ok := n.lateActions(user, ev); ok {
-			n.send(user, m, false)
+		m, ok := n.lateActions(user, ev)
+		if !ok {
+			return api.Notification{}, false
 		}
-		return api.Notification{}, false
+		n.send(user, m, false)
+		if m.relog == 0 {
+			return api.Notification{}, false
+		}
+		// The log said less than is known now (the session file told of
+		// the dialog before the hook named the tool): its entry says it
+		// all, and the pages replace theirs.
+		if err := n.store.UpdateNotification(ctx, user, m.relog, m.Body); err != nil {
+			n.log.Error("notification log", "err", err)
+			return api.Notification{}, false
+		}
+		return api.Notification{ID: m.relog, Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name,
+			Reason: m.Reason, Title: m.Title, Message: m.Body, Updated: true}, true
 	}
-	n.noteActions(user, m)
 	out := api.Notification{Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason,
 		Title: m.Title, Message: m.Body}
 	id, err := n.store.AddNotification(ctx, store.Notification{
@@ -442,6 +457,7 @@ func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) (api.N
 	} else {
 		out.ID = id
 	}
+	n.noteLogged(user, m, out.ID)
 	n.send(user, m, true)
 	return out, true
 }
@@ -486,12 +502,17 @@ type awaited struct {
 	dialog, body string
 	actions      int
 	updates      int
+	// logID is the notification log's entry of it (0: not logged).
+	logID int64
 }
 
 // noteActions remembers a needs-input notification, so that what the
 // screen and the hooks tell of its dialog afterwards (its id, and so its
 // buttons; the tool's command) can follow it (lateActions).
-func (n *Notifier) noteActions(user string, m Message) {
+func (n *Notifier) noteActions(user string, m Message) { n.noteLogged(user, m, 0) }
+
+// noteLogged is noteActions for a notification logged as entry id.
+func (n *Notifier) noteLogged(user string, m Message, id int64) {
 	k := user + "\x00" + m.SessionID
 	n.amu.Lock()
 	defer n.amu.Unlock()
@@ -503,7 +524,7 @@ func (n *Notifier) noteActions(user string, m Message) {
 		n.awaiting = map[string]*awaited{}
 	}
 	if _, ok := n.awaiting[k]; ok || len(n.awaiting) < maxAwaiting {
-		n.awaiting[k] = &awaited{dialog: m.DialogID, body: m.Body, actions: len(m.Actions)}
+		n.awaiting[k] = &awaited{dialog: m.DialogID, body: m.Body, actions: len(m.Actions), logID: id}
 	}
 }
 
@@ -530,6 +551,9 @@ func (n *Notifier) lateActions(user string, ev api.Event) (Message, bool) {
 	m, ok := actionsLater(ev)
 	if !ok || m.DialogID == a.dialog && m.Body == a.body && len(m.Actions) == a.actions {
 		return Message{}, false
+	}
+	if m.Body != a.body {
+		m.relog = a.logID
 	}
 	a.dialog, a.body, a.actions = m.DialogID, m.Body, len(m.Actions)
 	if a.updates++; a.updates >= maxUpdates {

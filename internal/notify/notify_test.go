@@ -379,3 +379,31 @@ func TestLateActions(t *testing.T) {
 		t.Fatal("after the session moved on")
 	}
 }
+
+// The session file can tell of a permission before the hook names its
+// tool: the log's entry, first generic, takes the details when they come,
+// and Handle hands back the update (not a new notification).
+func TestLogTakesLateDetails(t *testing.T) {
+	n, _ := newNotifier(t)
+	ctx := context.Background()
+	ev := func(w *api.Waiting, notify bool) api.Event {
+		return api.Event{Type: api.EventSession, Notify: notify, Time: time.Now(), Session: &api.Session{ID: "s", Name: "a", Status: api.StatusNeedsInput, WaitingFor: w}}
+	}
+	first, ok := n.Handle(ctx, "u", ev(&api.Waiting{DialogID: "d1", Kind: api.DialogPermission}, true))
+	if !ok || first.Message != "Allow a tool?" || first.ID == 0 {
+		t.Fatalf("first: %v %+v", ok, first)
+	}
+	up, ok := n.Handle(ctx, "u", ev(&api.Waiting{DialogID: "d1", Kind: api.DialogPermission, Tool: "Bash", Input: []byte(`{"command":"make"}`)}, false))
+	if !ok || !up.Updated || up.ID != first.ID || up.Message != "Allow Bash: make?" {
+		t.Fatalf("update: %v %+v", ok, up)
+	}
+	log, err := n.Log(ctx, "u", 10)
+	if err != nil || len(log) != 1 || log[0].Message != "Allow Bash: make?" {
+		t.Fatalf("log: %+v %v", log, err)
+	}
+	// The same words again: nothing.
+	if _, ok := n.Handle(ctx, "u", ev(&api.Waiting{DialogID: "d1", Kind: api.DialogPermission, Tool: "Bash", Input: []byte(`{"command":"make"}`)}, false)); ok {
+		t.Error("an update with nothing new")
+	}
+	n.Wait()
+}

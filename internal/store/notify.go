@@ -76,6 +76,12 @@ func (s *SQLite) AddNotification(ctx context.Context, n Notification) (int64, er
 	return id, err
 }
 
+// UpdateNotification changes the message of one of the user's entries.
+func (s *SQLite) UpdateNotification(ctx context.Context, user string, id int64, message string) error {
+	_, err := s.exec(ctx, "UPDATE notifications SET message = ? WHERE id = ? AND user = ?", message, id, user)
+	return err
+}
+
 // Notifications returns a user's newest entries first.
 func (s *SQLite) Notifications(ctx context.Context, user string, limit int) ([]Notification, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, time, device, session_id, session_name, reason, message

@@ -282,6 +282,10 @@ type NotificationLog interface {
 	// AddNotification appends to the log and returns the entry's id
 	// (increasing), dropping the oldest beyond KeepNotifications.
 	AddNotification(ctx context.Context, n Notification) (int64, error)
+	// UpdateNotification changes the message of the user's entry id (a
+	// dialog's details came after it was logged); another user's entry,
+	// or a missing one, is left as it is and is not an error.
+	UpdateNotification(ctx context.Context, user string, id int64, message string) error
 	// Notifications returns a user's newest entries first.
 	Notifications(ctx context.Context, user string, limit int) ([]Notification, error)
 }

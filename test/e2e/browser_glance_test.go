@@ -133,11 +133,12 @@ func TestBrowserGlance(t *testing.T) {
 			if who != "asker" {
 				t.Errorf("the notification names %q, want asker", who)
 			}
-			if msg := get(t, ctx, 5*time.Second, "the notification's text", chromedp.Text(css(`[data-testid="notification"] .notif-msg`))); strings.ContainsAny(msg, "`*") ||
-				// The session file can say "waiting" before the hook names the
-				// tool (a loaded machine): the logged text is then the generic
-				// one; the push is sent again with the tool, the log is not.
-				!strings.Contains(msg, "Bash") && msg != "Allow a tool?" {
+			// The session file can say "waiting" before the hook names the
+			// tool (a loaded machine): the entry is then first the generic
+			// text, and takes the tool's when the hook's details come.
+			within(t, ctx, 20*time.Second, "the notification to name the tool",
+				chromedp.Poll[chromedp.Void](`(() => { const m = document.querySelector('[data-testid="notification"] .notif-msg'); return !!m && m.textContent.includes('Bash'); })()`, chromedp.WithPollingInterval(50*time.Millisecond)))
+			if msg := get(t, ctx, 5*time.Second, "the notification's text", chromedp.Text(css(`[data-testid="notification"] .notif-msg`))); strings.ContainsAny(msg, "`*") {
 				t.Errorf("the notification says %q", msg)
 			}
 			count := func() int {

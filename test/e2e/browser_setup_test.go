@@ -54,6 +54,29 @@ func TestBrowserClaudeMissing(t *testing.T) {
 	if !fits {
 		t.Error("the banner does not fit on the phone's screen")
 	}
+	// Laid out for the phone: the banner and the steps keep off the
+	// screen's edges, nothing in the banner sticks out of it, and the
+	// command has its Copy button beside it.
+	layout := get(t, ctx, 5*time.Second, "the phone's layout", chromedp.Evaluate[[]string](`(() => {
+		const bad = [];
+		const w = window.innerWidth;
+		for (const sel of ['[data-testid="claude-missing"]', '[data-testid="welcome"]']) {
+			const r = document.querySelector(sel).getBoundingClientRect();
+			if (r.left < 8 || r.right > w - 8) bad.push(sel + ' touches the edge: ' + r.left + '..' + r.right + ' of ' + w);
+		}
+		const b = document.querySelector('[data-testid="claude-missing"]').getBoundingClientRect();
+		for (const e of document.querySelectorAll('[data-testid="claude-missing"] *')) {
+			const r = e.getBoundingClientRect();
+			if (r.width > 0 && (r.left < b.left || r.right > b.right + 0.5)) bad.push(e.tagName + ' sticks out: ' + r.left + '..' + r.right);
+		}
+		const code = document.querySelector('[data-testid="claude-install-command"]').getBoundingClientRect();
+		const btn = document.querySelector('[data-testid="claude-install-command"] + button').getBoundingClientRect();
+		if (btn.top >= code.bottom) bad.push('the Copy button is under the command');
+		return bad;
+	})()`))
+	if len(layout) > 0 {
+		t.Errorf("the phone's Claude-missing screen: %q", layout)
+	}
 	saveShot(t, ctx, "claude-missing-phone")
 }
 

@@ -247,11 +247,17 @@ export interface TimelineRequest {
  * timeline order: a changed one (a tool call whose result came, a prompt
  * whose turn changed a file) replaces the item of its ID, a new one is
  * appended. Cursor is what to send as Since next time.
+ *
+ * Live is what the screen shows of the tool that runs now, whole in every
+ * answer (not a change since Since): Claude writes a tool's result to the
+ * transcript only when it ends. Absent when no tool runs or the screen
+ * shows none of its output.
  */
 export interface Timeline {
   items: TimelineItem[] | null;
   reset?: boolean;
   cursor: string;
+  live?: LiveOutput;
 }
 
 /**
@@ -712,6 +718,18 @@ export interface TimelineItem {
   duration_ms?: number;
 }
 
+/**
+ * LiveOutput is the output of a running tool as Claude draws it: plain
+ * text (escapes removed), its last lines only (at most LiveLines, each cut
+ * at LiveLineBytes), Hidden earlier ones counted but not drawn.
+ */
+export interface LiveOutput {
+  tool: string;
+  header?: string;
+  lines: string[] | null;
+  hidden?: number;
+}
+
 /** GitFile is one changed path of a GitStatus. */
 export interface GitFile {
   /**
@@ -817,6 +835,12 @@ export interface Notification {
    */
   title: string;
   message?: string;
+  /**
+   * Updated: not a new notification but more words for the logged one
+   * of ID (a dialog's details came after it was logged); a reader
+   * replaces that entry's message and does not alert again.
+   */
+  updated?: boolean;
 }
 
 /** Option is one numbered choice of a dialog on the screen. */

@@ -15,6 +15,7 @@ import {
   removeDevice,
   removeSession,
   setSnapshot,
+  updateNotification,
   upsertDevice,
   upsertSession,
 } from './store';
@@ -236,6 +237,11 @@ export class EventsClient {
 
   /** A notification, in the words the server logged and pushed (docs/web-protocol.md). */
   private notify(ev: CorralEvent, n: Notification): void {
+    // More words for a logged one: its entry changes, no new alert (the push was replaced already).
+    if (n.updated) {
+      if (n.id) updateNotification(n.id, n.message ?? '');
+      return;
+    }
     addNotification({
       seq: ev.seq ?? 0,
       id: n.id,

@@ -22,6 +22,7 @@ export type {
   GitSummary,
   KillRequest,
   Kind,
+  LiveOutput,
   Notification,
   Option,
   PatchHunk,

@@ -196,6 +196,14 @@ func (s *Store) AddNotification(ctx context.Context, n store.Notification) (int6
 	return id, err
 }
 
+// UpdateNotification changes the message of one of the user's entries.
+func (s *Store) UpdateNotification(ctx context.Context, user string, id int64, message string) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE notifications SET message = $1 WHERE id = $2 AND user_name = $3`, message, id, user)
+		return err
+	})
+}
+
 // Notifications returns a user's newest entries first.
 func (s *Store) Notifications(ctx context.Context, user string, limit int) ([]store.Notification, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, time, device, session_id, session_name, reason, message

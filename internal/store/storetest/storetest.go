@@ -739,6 +739,15 @@ func testNotifications(t *testing.T, db DB) {
 	if ns, err := s.Notifications(ctx, "carol", 10); err != nil || ns == nil || len(ns) != 0 {
 		t.Errorf("carol's = %#v, %v (want an empty list)", ns, err)
 	}
+	// An entry says more later: only its user's, only its message.
+	newest := ns[0]
+	must(t, s.UpdateNotification(ctx, "bob", newest.ID, "not bob's"))
+	must(t, s.UpdateNotification(ctx, "alice", newest.ID, "Allow Bash: make?"))
+	must(t, s.UpdateNotification(ctx, "alice", 1<<40, "missing"))
+	if ns, _ := s.Notifications(ctx, "alice", 1); len(ns) != 1 || ns[0].Message != "Allow Bash: make?" || ns[0].ID != newest.ID ||
+		!ns[0].Time.Equal(newest.Time) || ns[0].Reason != newest.Reason {
+		t.Errorf("alice's newest after an update: %+v", ns)
+	}
 }
 
 func testKV(t *testing.T, db DB) {

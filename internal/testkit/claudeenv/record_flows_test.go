@@ -621,6 +621,31 @@ func recordEscapeTool(t *testing.T, claude, bin string) {
 	f.finish("Escape while a tool runs", "The fake model runs `sleep 30` (Claude runs `sleep` without asking), and Escape is pressed 1.5 s into it.")
 }
 
+// ---- 10b. a tool's output while it runs -------------------------------------------------
+
+// liveToolCommand prints a line every half second for 10 s: long enough to
+// read the screen while it runs.
+const liveToolCommand = "for i in $(seq 1 20); do echo line$i; sleep 0.5; done"
+
+func recordLiveTool(t *testing.T, claude, bin string) {
+	f := newFlow(t, claude, bin, "live_tool", flowOptions{Rules: []fakeapi.Rule{
+		{Contains: "LIVELINES", Reply: fakeapi.Bash(liveToolCommand, "Print twenty lines")},
+	}})
+	f.launch("❯")
+	f.ready(30 * time.Second)
+	f.line("LIVELINES please")
+	if strings.Contains(f.settle(), "Do you want to proceed?") {
+		f.step("1-permission")
+		f.press("1")
+	}
+	f.waitText("line3", 20*time.Second)
+	f.step("2-running")
+	f.waitText("Hello from mock. Done.", 20*time.Second)
+	f.ready(20 * time.Second)
+	f.step("3-done")
+	f.finish("A tool's output while it runs", "The fake model runs a Bash loop that prints a line every 0.5 s for 10 s; the screen is read while it runs (Claude writes the tool_result to the transcript only at the end).")
+}
+
 func (f *flow) transcriptLines(id string) []string {
 	b, _ := os.ReadFile(f.env.TranscriptPath(f.proj, id))
 	var out []string

@@ -68,6 +68,7 @@ func recordedFlows() []recordedFlow {
 		{"background_agent", recordBackgroundAgent},
 		{"background_shell", recordBackgroundShell},
 		{"escape_tool", recordEscapeTool},
+		{"live_tool", recordLiveTool},
 		{"hand_claude", recordHandClaude},
 		{"clear_resume", recordClearResume},
 		{"drafts", recordDrafts},

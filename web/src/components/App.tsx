@@ -73,6 +73,7 @@ export function App() {
               <ListTools />
               <ClaudeMissingBanner />
               <Welcome />
+              <h2 class="sr-only">Sessions</h2>
               <SessionList />
             </div>
           ) : (
@@ -95,6 +96,10 @@ function TopBar() {
   const isNarrow = narrow.value;
   return (
     <header class="topbar">
+      {/* The page's one h1, for screen readers (the brand and the session's name show it): panels and groups are h2 below it. */}
+      <h1 class="sr-only" data-testid="page-title">
+        {selected.value ? `${selected.value.name || selected.value.id} · corral` : 'corral'}
+      </h1>
       {isNarrow && selectedId.value && (
         <button
           type="button"
@@ -161,7 +166,7 @@ function Empty() {
   return (
     <div class="empty">
       <img src="/icon.svg" alt="" width={56} height={56} class="empty-logo" />
-      <h1>corral</h1>
+      <h2 class="empty-title">corral</h2>
       <ClaudeMissingBanner />
       {att.length > 0 ? (
         <p>
@@ -184,7 +189,7 @@ function Empty() {
 function Gone() {
   return (
     <div class="empty">
-      <h1>Session gone</h1>
+      <h2 class="empty-title">Session gone</h2>
       <p class="muted">It was closed or killed.</p>
       <button type="button" class="btn" onClick={closeSession}>
         Back

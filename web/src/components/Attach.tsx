@@ -1,5 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, ApiError, errorText } from '../api';
+import { Icon } from './Icon';
 import type { Session } from '../types';
 
 /**
@@ -10,7 +11,10 @@ export const MAX_ATTACH = 700 * 1024;
 
 function safeName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  const clean = base.replace(/[^\w.-]+/g, '_').replace(/^[.-]+/, '').slice(0, 100);
+  const clean = base
+    .replace(/[^\w.-]+/g, '_')
+    .replace(/^[.-]+/, '')
+    .slice(0, 100);
   return clean || 'file';
 }
 
@@ -33,7 +37,8 @@ function dataURL(f: Blob): Promise<string> {
  * taken gets -1, -2, …) and return its path there.
  */
 export async function attachFile(s: Session, f: File, pasted: boolean): Promise<string> {
-  if (f.size > MAX_ATTACH) throw new Error(`${f.name || 'the file'} is ${Math.ceil(f.size / 1024)} KiB; at most ${MAX_ATTACH / 1024} KiB can be sent from here`);
+  if (f.size > MAX_ATTACH)
+    throw new Error(`${f.name || 'the file'} is ${Math.ceil(f.size / 1024)} KiB; at most ${MAX_ATTACH / 1024} KiB can be sent from here`);
   const url = await dataURL(f);
   const ext = (/\/(png|jpe?g|gif|webp)$/.exec(f.type)?.[1] ?? 'png').replace('jpeg', 'jpg');
   const name = pasted ? `screenshot-${stamp(new Date())}.${ext}` : safeName(f.name);
@@ -81,7 +86,8 @@ export function AttachButton(props: { s: Session; disabled: boolean; onAttached:
         data-testid="attach"
         onClick={() => input.current?.click()}
       >
-        {busy ? '…' : '📎'}
+        {/* An SVG, not the emoji: the bundled fonts have no paperclip glyph (a tofu box). */}
+        {busy ? '…' : <Icon name="paperclip" size={16} />}
       </button>
     </>
   );

@@ -133,6 +133,7 @@ function SessionHeader(props: { s: Session; showUsage: boolean; toggleUsage: () 
   const c = s.usage?.cost_usd;
   return (
     <header class="session-head">
+      <h2 class="sr-only">{s.name || s.id}</h2>
       <div class="sh-line1">
         <SessionDot s={s} size="md" />
         {editing ? (

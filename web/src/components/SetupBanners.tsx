@@ -6,10 +6,10 @@ import { unreachable } from '../reach';
 /** The command that installs Claude Code (internal/agent says the same when Start is refused). */
 export const CLAUDE_INSTALL = 'npm install -g @anthropic-ai/claude-code';
 
-function Cmd(props: { cmd: string; testid?: string }) {
+function Cmd(props: { cmd: string; testid?: string; block?: boolean }) {
   const [done, setDone] = useState(false);
   return (
-    <span class="cmd-line">
+    <span class={props.block ? 'cmd-line cmd-block' : 'cmd-line'}>
       <code data-testid={props.testid}>{props.cmd}</code>
       <button
         type="button"
@@ -36,8 +36,8 @@ export function UnreachableBanner() {
     <div class="setup-banner setup-down" role="alert" data-testid="unreachable">
       <h2>corral is not reachable</h2>
       <p>
-        This page cannot reach corral at {location.host}. On that machine, start it with <Cmd cmd="corral serve" testid="start-command" /> (installed as a
-        service: <code>corral service status</code> says how it runs). The page reconnects by itself.
+        This page cannot reach corral at {location.host}. On that machine, start it with <Cmd cmd="corral serve" testid="start-command" />{' '}
+        (installed as a service: <code>corral service status</code> says how it runs). The page reconnects by itself.
       </p>
     </div>
   );
@@ -52,9 +52,11 @@ export function ClaudeMissingBanner() {
     <div class="setup-banner" role="status" data-testid="claude-missing">
       <h2>Claude Code is not installed{where}</h2>
       <p>
-        corral starts Claude Code sessions, and it did not find <code>claude</code> on the PATH. Install it with{' '}
-        <Cmd cmd={CLAUDE_INSTALL} testid="claude-install-command" />, then restart corral so that it finds it. Shell sessions work meanwhile.
+        corral starts Claude Code sessions, and it did not find <code>claude</code> on the PATH. Install it with:
       </p>
+      {/* The command on a line of its own, with its button: inline, a phone's width broke the sentence around it. */}
+      <Cmd cmd={CLAUDE_INSTALL} testid="claude-install-command" block />
+      <p>Then restart corral so that it finds it. Shell sessions work meanwhile.</p>
     </div>
   );
 }

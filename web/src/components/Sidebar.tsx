@@ -203,10 +203,12 @@ export function SessionList() {
 }
 
 /** One project (a repository, or a folder): its sessions, under a dot of the most urgent state. */
-function ProjectSection(props: { g: ProjectGroup }) {
+function ProjectSection(props: { g: ProjectGroup; device?: string }) {
   const g = props.g;
   const [open, setOpen] = useState(true);
-  const id = `proj-${g.key.replace(/\W+/g, '-')}`;
+  // Under a machine's h3 on a hub, else under the list's h2.
+  const H = props.device ? 'h4' : 'h3';
+  const id = `proj-${props.device ? `${props.device}-` : ''}${g.key}`.replace(/\W+/g, '-');
   return (
     <section
       class="group project-group"
@@ -215,7 +217,7 @@ function ProjectSection(props: { g: ProjectGroup }) {
       data-status={g.status}
       data-error={g.error ? 'true' : undefined}
     >
-      <h3 class="group-head">
+      <H class="group-head">
         <button
           type="button"
           class="group-toggle"
@@ -232,7 +234,7 @@ function ProjectSection(props: { g: ProjectGroup }) {
           </span>
           <span class="group-count">{g.list.length}</span>
         </button>
-      </h3>
+      </H>
       {open && (
         <ul class="session-list" id={id} aria-label={`Sessions in ${g.name}`}>
           {g.list.map((s) => (
@@ -244,8 +246,8 @@ function ProjectSection(props: { g: ProjectGroup }) {
   );
 }
 
-function Group(props: { g: MachineGroup }) {
-  const { name, device, list } = props.g;
+function Group(props: { g: MachineGroup & { projects: ProjectGroup[] } }) {
+  const { name, device, list, projects } = props.g;
   const [open, setOpen] = useState(true);
   // A machine we only know from its sessions counts as online unless they say otherwise.
   const online = device ? device.online : !list.every((s) => s.offline);
@@ -298,11 +300,11 @@ function Group(props: { g: MachineGroup }) {
       </h3>
       {device?.conflict && <ConflictLine name={name} c={device.conflict} />}
       {open && list.length > 0 && (
-        <ul class="session-list" id={id} aria-label={`Sessions on ${name}`}>
-          {list.map((s) => (
-            <Row key={s.id} s={s} />
+        <div class="device-projects" id={id} role="group" aria-label={`Sessions on ${name}`}>
+          {projects.map((p) => (
+            <ProjectSection key={p.key} g={p} device={name} />
           ))}
-        </ul>
+        </div>
       )}
       {open && list.length === 0 && (
         <p class="group-empty muted small" id={id}>
@@ -465,6 +467,7 @@ export function Sidebar() {
       </div>
       <ListTools />
       <div class="sidebar-list">
+        <h2 class="sr-only">Sessions</h2>
         <SessionList />
       </div>
     </nav>

@@ -6,7 +6,7 @@ import { dialogSummary, draftFromMessage, feedbackLabel, feedbackOption, hasDial
 import { narrow, now, openGitFile, seenMark, setSeenMark, toast, toastError } from '../store';
 import type { SeenMark } from '../store';
 import { AttachButton, attachFile, pastedImage } from './Attach';
-import type { Session, TimelineItem, ToolCall, TurnFile } from '../types';
+import type { LiveOutput, Session, TimelineItem, ToolCall, TurnFile } from '../types';
 import { clock, debounce, parseTime, pretty, timeOfDay, toolSummary } from '../util';
 import { DiffView, PatchView } from './Diff';
 import { copyText } from '../terminal';
@@ -30,6 +30,8 @@ export function Timeline(props: { s: Session; visible: boolean }) {
   const [items, setItems] = useState<TimelineItem[] | null>(null);
   const [error, setError] = useState('');
   const [newBelow, setNewBelow] = useState(false);
+  // What the screen shows of the running tool's output (whole in every answer; null: none).
+  const [live, setLive] = useState<LiveOutput | null>(null);
   // Where this view stands in the session's timeline ('' = nothing yet: the next answer is whole).
   const cursor = useRef('');
   const itemsRef = useRef<TimelineItem[] | null>(null);
@@ -68,6 +70,7 @@ export function Timeline(props: { s: Session; visible: boolean }) {
         if (ac.signal.aborted) return;
         setError('');
         setAway(false);
+        setLive(tl.live ?? null);
         const delta = tl.items ?? [];
         if (!tl.reset && delta.length === 0) {
           cursor.current = tl.cursor;
@@ -218,6 +221,14 @@ export function Timeline(props: { s: Session; visible: boolean }) {
     refetch();
   }, [s]);
 
+  // While a tool runs no event comes until it ends: ask again every second for its live output.
+  const toolRuns = s.status === 'busy' && !!s.current_tool && !s.offline;
+  useEffect(() => {
+    if (!toolRuns || !looking) return;
+    const t = setInterval(() => void load(), 1000);
+    return () => clearInterval(t);
+  }, [toolRuns, looking, load]);
+
   // Back on the tab: catch up.
   useEffect(() => {
     if (props.visible && items !== null) refetch();
@@ -316,7 +327,7 @@ export function Timeline(props: { s: Session; visible: boolean }) {
             <Item item={it} took={took.get(it.id)} sid={s.id} dir={s.dir} git={!!s.git && !s.offline} />
           </div>,
         ])}
-        <LiveTail s={s} items={items} />
+        <LiveTail s={s} items={items} live={live} />
       </div>
       {newBelow && (
         <button type="button" class="btn btn-small jump" onClick={toBottom}>
@@ -338,30 +349,48 @@ function runningSummary(items: TimelineItem[] | null, name: string): string {
   return '';
 }
 
-function LiveTail(props: { s: Session; items: TimelineItem[] | null }) {
+/** The running tool's output as the screen shows it: plain text (never HTML), its last lines. */
+function LiveLines(props: { live: LiveOutput }) {
+  const l = props.live;
+  const lines = l.lines ?? [];
+  if (lines.length === 0 && !l.hidden) return null;
+  return (
+    <pre class="tl-live-out" data-testid="live-output" aria-label={`Output of ${l.tool} so far`}>
+      {l.hidden ? <span class="muted">{`… ${l.hidden} earlier line${l.hidden === 1 ? '' : 's'}\n`}</span> : null}
+      {lines.join('\n')}
+    </pre>
+  );
+}
+
+function LiveTail(props: { s: Session; items: TimelineItem[] | null; live: LiveOutput | null }) {
   const s = props.s;
   if (s.status === 'busy') {
     const since = parseTime(s.busy_since);
     const what = s.current_tool ? runningSummary(props.items, s.current_tool) : '';
+    // Only the output of the tool running now: dropped once its result came (current_tool moves on).
+    const live = props.live && s.current_tool && props.live.tool === s.current_tool && !s.compacting ? props.live : null;
     return (
-      <div class="tl-live" role="status" data-testid="live-tail">
-        <span class="spinner" aria-hidden="true" />
-        {s.compacting ? (
-          'Compacting'
-        ) : s.current_tool ? (
-          <>
-            Running {s.current_tool}
-            {what && (
-              <>
-                : <code class="tl-live-cmd">{what}</code>
-              </>
-            )}
-          </>
-        ) : (
-          'Working'
-        )}
-        {since > 0 && <span class="muted"> · {clock((now.value - since) / 1000)}</span>}
-      </div>
+      <>
+        <div class="tl-live" role="status" data-testid="live-tail">
+          <span class="spinner" aria-hidden="true" />
+          {s.compacting ? (
+            'Compacting'
+          ) : s.current_tool ? (
+            <>
+              Running {s.current_tool}
+              {what && (
+                <>
+                  : <code class="tl-live-cmd">{what}</code>
+                </>
+              )}
+            </>
+          ) : (
+            'Working'
+          )}
+          {since > 0 && <span class="muted"> · {clock((now.value - since) / 1000)}</span>}
+        </div>
+        {live && <LiveLines live={live} />}
+      </>
     );
   }
   if (s.status === 'needs-input') {
@@ -594,12 +623,14 @@ function ToolItem(props: { t: ToolCall }) {
         <div class="tool-edits">
           <PatchView path={edits[0]?.path ?? ''} patch={t.patch} cut={t.patch_cut} />
         </div>
-      ) : edits.length > 0 && (
-        <div class="tool-edits">
-          {edits.map((e, i) => (
-            <DiffView key={i} edit={e} />
-          ))}
-        </div>
+      ) : (
+        edits.length > 0 && (
+          <div class="tool-edits">
+            {edits.map((e, i) => (
+              <DiffView key={i} edit={e} />
+            ))}
+          </div>
+        )
       )}
       {open && (
         <div class="tool-body" id={id}>
@@ -631,7 +662,11 @@ function LongOutput(props: { text: string; error: boolean }) {
   const shown = !long || all ? props.text : [...lines.slice(0, 20), `… ${lines.length - 30} more lines …`, ...lines.slice(-10)].join('\n');
   return (
     <>
-      <pre class={`code-block${props.error ? ' is-error' : ''}`} data-testid="tool-output" data-collapsed={long && !all ? 'true' : undefined}>
+      <pre
+        class={`code-block${props.error ? ' is-error' : ''}`}
+        data-testid="tool-output"
+        data-collapsed={long && !all ? 'true' : undefined}
+      >
         <code>{shown}</code>
       </pre>
       {long && (

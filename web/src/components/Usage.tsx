@@ -125,7 +125,7 @@ export function UsagePanel(props: { s: Session }) {
       </dl>
       {u.rate_limits !== undefined && u.rate_limits !== null && (
         <div class="usage-rl">
-          <h4>Rate limits</h4>
+          <h3>Rate limits</h3>
           <RateLimits value={u.rate_limits} />
         </div>
       )}

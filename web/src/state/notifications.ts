@@ -74,6 +74,13 @@ export function addNotification(n: NotificationEntry): void {
   if (!bellOpen.value) unseenNotifications.value++;
 }
 
+/** The logged entry of id says more now (its dialog's details came after it was logged). */
+export function updateNotification(id: number, message: string): void {
+  const list = notifications.value;
+  if (!list.some((x) => x.id === id)) return;
+  notifications.value = list.map((x) => (x.id === id ? { ...x, message } : x));
+}
+
 export async function loadNotifications(): Promise<void> {
   try {
     const list = (await api.notifications()) ?? [];

@@ -132,14 +132,20 @@ export const projectGroups = computed<ProjectGroup[]>(() => {
   return groupByProject(visible.value.filter((s) => !pinned.has(s.id)));
 });
 
-/** Several machines: each machine's sessions that pass the filter (pins stay in place there). */
+/**
+ * Several machines: each machine's sessions that pass the filter (pins stay in place there), and
+ * the same by project within the machine (a repository is per machine: its root is a local path).
+ */
 export const filteredMachineGroups = computed(() =>
-  machineGroups.value.map((g) => ({ ...g, list: sorted(g.list.filter((s) => matchesFilter(s, stateFilter.value, textFilter.value))) })),
+  machineGroups.value.map((g) => {
+    const list = sorted(g.list.filter((s) => matchesFilter(s, stateFilter.value, textFilter.value)));
+    return { ...g, list, projects: groupByProject(list) };
+  }),
 );
 
 /** Sessions in the order the sidebar shows them (for j/k and "next that needs me"). */
 export const sidebarOrder = computed(() =>
   machineMode.value
-    ? filteredMachineGroups.value.flatMap((g) => g.list)
+    ? filteredMachineGroups.value.flatMap((g) => g.projects.flatMap((p) => p.list))
     : [...pinnedSessions.value, ...projectGroups.value.flatMap((g) => g.list)],
 );
