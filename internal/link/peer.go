@@ -114,6 +114,11 @@ type Peer struct {
 	qmu      sync.Mutex
 	q        fifo[inbound]
 	qchanged broadcast
+	// handling is closed when the handlers' goroutine, started when
+	// the queue stops being empty, has emptied it and ended; nil while
+	// none runs. stopped: Run has ended, no handler starts.
+	handling chan struct{}
+	stopped  bool
 }
 
 // inbound is a message or a frame on its way to the handlers.
@@ -169,14 +174,12 @@ func (p *Peer) Run(ctx context.Context) error {
 		defer close(read)
 		p.readLoop(readCtx)
 	})
+	stopHeartbeat := func() {}
 	if p.opts.Heartbeat > 0 {
-		p.g.Go(func() { _ = p.Heartbeat(readCtx, p.opts.Heartbeat) })
+		// Timers, not a goroutine: an idle link of a hub of thousands
+		// then holds only its reader.
+		stopHeartbeat = p.heartbeat(p.opts.Heartbeat)
 	}
-	handled := make(chan struct{})
-	go func() {
-		defer close(handled)
-		p.handleLoop()
-	}()
 	select {
 	case <-p.done:
 	case <-ctx.Done():
@@ -196,12 +199,20 @@ func (p *Peer) Run(ctx context.Context) error {
 	case <-ct.C:
 		cut()
 	}
+	stopHeartbeat()
 	p.g.Wait()
-	t := time.NewTimer(p.opts.StallTimeout)
-	defer t.Stop()
-	select {
-	case <-handled:
-	case <-t.C:
+	// No handler starts from now on; wait for the one in progress.
+	p.qmu.Lock()
+	p.stopped = true
+	handling := p.handling
+	p.qmu.Unlock()
+	if handling != nil {
+		t := time.NewTimer(p.opts.StallTimeout)
+		defer t.Stop()
+		select {
+		case <-handling:
+		case <-t.C:
+		}
 	}
 	return p.Err()
 }
@@ -378,44 +389,78 @@ func (p *Peer) Heartbeat(ctx context.Context, every time.Duration) error {
 	if every <= 0 {
 		return errors.New("link: heartbeat interval must be positive")
 	}
+	stop := p.heartbeat(every)
+	defer stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.done:
+		return p.Err()
+	}
+}
+
+// heartbeat arms Heartbeat's two timers, a ping every interval and the
+// silence check, and returns what stops them. Their callbacks run in p.g
+// and do not re-arm once the link is down.
+func (p *Peer) heartbeat(every time.Duration) (stop func()) {
 	limit := 3 * every
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	check := time.NewTimer(limit)
-	defer check.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-p.done:
-			return p.Err()
-		case <-tick.C:
-			// In the background: a ping stuck behind a slow write must not
-			// delay the check.
-			if p.pinging.CompareAndSwap(false, true) {
-				if !p.g.Go(func() {
-					defer p.pinging.Store(false)
-					_ = p.Send(Msg{T: TypePing, ID: p.nextID.Add(1)})
-				}) {
-					return p.Err() // the link is down, Run is done
-				}
+	var mu sync.Mutex // the timers, set once below
+	var tick, check *time.Timer
+	arm := func(t **time.Timer, d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if *t != nil && !p.isDone() {
+			(*t).Reset(d)
+		}
+	}
+	inGroup := func(f func()) func() {
+		return func() {
+			leave, ok := p.g.Join()
+			if !ok {
+				return // Run is done
 			}
-		case <-check.C:
-			silent := p.sinceRecv()
-			if p.blocked.Load() {
-				// Not reading is our handlers' fault, not the peer's;
-				// StallTimeout deals with it.
-				check.Reset(limit)
-				continue
+			defer leave()
+			if !p.isDone() {
+				f()
 			}
-			if silent < limit {
-				check.Reset(limit - silent)
-				continue
+		}
+	}
+	onTick := inGroup(func() {
+		// In the background: a ping stuck behind a slow write must not
+		// delay the check.
+		if p.pinging.CompareAndSwap(false, true) {
+			if !p.g.Go(func() {
+				defer p.pinging.Store(false)
+				_ = p.Send(Msg{T: TypePing, ID: p.nextID.Add(1)})
+			}) {
+				return
 			}
+		}
+		arm(&tick, every)
+	})
+	onCheck := inGroup(func() {
+		silent := p.sinceRecv()
+		switch {
+		case p.blocked.Load():
+			// Not reading is our handlers' fault, not the peer's;
+			// StallTimeout deals with it.
+			arm(&check, limit)
+		case silent < limit:
+			arm(&check, limit-silent)
+		default:
 			p.fail(fmt.Errorf("%w: %w: silent for %v (3 heartbeat intervals of %v)", ErrClosed, ErrDead, silent.Round(time.Millisecond), every),
 				StatusGoingAway, "heartbeat timeout")
-			return p.Err()
 		}
+	})
+	mu.Lock()
+	tick = time.AfterFunc(every, onTick)
+	check = time.AfterFunc(limit, onCheck)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		tick.Stop()
+		check.Stop()
 	}
 }
 
@@ -693,6 +738,13 @@ func (p *Peer) enqueue(it inbound, size int) bool {
 	}
 	p.q.push(it, size)
 	p.qchanged.signal()
+	if p.handling == nil && !p.stopped {
+		// A goroutine only while there is work: an idle link of a hub
+		// of thousands holds no handler and no stack for it.
+		ch := make(chan struct{})
+		p.handling = ch
+		go p.handle(ch)
+	}
 	p.qmu.Unlock()
 	return true
 }
@@ -703,26 +755,21 @@ func (p *Peer) queued() int {
 	return p.q.len()
 }
 
-// handleLoop runs the handlers, one item at a time, until the link ends.
-func (p *Peer) handleLoop() {
+// handle runs the handlers, one item at a time, until the queue is empty
+// or the link has ended, then closes done. One runs at a time (enqueue
+// starts it, Run waits for it), so items are handled in order.
+func (p *Peer) handle(done chan struct{}) {
 	for {
 		p.qmu.Lock()
-		for p.q.len() == 0 {
-			ch := p.qchanged.wait()
+		if p.q.len() == 0 || p.isDone() {
+			p.handling = nil
+			close(done)
 			p.qmu.Unlock()
-			select {
-			case <-ch:
-			case <-p.done:
-				return
-			}
-			p.qmu.Lock()
+			return
 		}
 		it := p.q.pop()
 		p.qchanged.signal()
 		p.qmu.Unlock()
-		if p.isDone() {
-			return
-		}
 		p.deliver(it)
 	}
 }
