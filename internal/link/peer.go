@@ -91,7 +91,7 @@ type Peer struct {
 	running    atomic.Bool
 
 	// g owns every goroutine the Peer starts besides the handlers' and the
-	// close's (the reader, pongs, pings, cancels); Run waits for them.
+	// close's (pongs, pings, cancels; Run itself reads); Run waits for them.
 	g lifetime.Group
 	// closed is closed when the conn's Close has returned.
 	closed chan struct{}
@@ -106,6 +106,10 @@ type Peer struct {
 	mu      sync.Mutex
 	pending map[uint64]chan Msg // nil once the link is down
 	err     error
+	// cutRead cuts Run's read; cutTimer, armed by fail, calls it
+	// closeWait after the link went down.
+	cutRead  func()
+	cutTimer *time.Timer
 	// writeErr is the first failed write: why the link ended, unless the
 	// reader learns better (the peer's close status).
 	writeErr error
@@ -166,39 +170,48 @@ func (p *Peer) Run(ctx context.Context) error {
 	// The reader is stopped by closing the conn, not by ctx: on a
 	// WebSocket a cancelled read drops the connection before the close
 	// frame with its status could be sent. readCtx cuts it only when the
-	// close handshake takes too long.
+	// close handshake takes too long: closeWait after the link went down
+	// (fail arms the timer).
 	readCtx, cut := context.WithCancel(context.WithoutCancel(ctx))
 	defer cut()
-	read := make(chan struct{})
-	p.g.Go(func() {
-		defer close(read)
-		p.readLoop(readCtx)
+	p.mu.Lock()
+	p.cutRead = cut
+	if p.err != nil { // closed before Run
+		p.cutTimer = time.AfterFunc(closeWait, cut)
+	}
+	p.mu.Unlock()
+	failed := make(chan struct{})
+	stopCtx := context.AfterFunc(ctx, func() {
+		defer close(failed)
+		p.fail(fmt.Errorf("%w: %w", ErrClosed, context.Cause(ctx)), StatusGoingAway, "shutting down")
 	})
 	stopHeartbeat := func() {}
 	if p.opts.Heartbeat > 0 {
 		// Timers, not a goroutine: an idle link of a hub of thousands
-		// then holds only its reader.
+		// then holds only its reader, on Run's own goroutine.
 		stopHeartbeat = p.heartbeat(p.opts.Heartbeat)
 	}
-	select {
-	case <-p.done:
-	case <-ctx.Done():
-		p.fail(fmt.Errorf("%w: %w", ErrClosed, context.Cause(ctx)), StatusGoingAway, "shutting down")
-	}
+	// Read here, not on a goroutine of its own (one stack fewer per
+	// link); the read ends only once the link is down.
+	p.readLoop(readCtx)
+	// coder/websocket's Close can outlast any cut: skipping the rest of a
+	// message it stopped reading (one too big) has no deadline. Such a
+	// close is left to end with the connection.
 	ct := time.NewTimer(closeWait)
 	defer ct.Stop()
 	select {
-	case <-read:
-		// coder/websocket's Close can outlast any cut: skipping the rest
-		// of a message it stopped reading (one too big) has no deadline.
-		// Such a close is left to end with the connection.
-		select {
-		case <-p.closed:
-		case <-ct.C:
-		}
+	case <-p.closed:
 	case <-ct.C:
-		cut()
 	}
+	if !stopCtx() && ctx.Err() != nil {
+		<-failed
+	}
+	p.mu.Lock()
+	p.cutRead = nil
+	if p.cutTimer != nil {
+		p.cutTimer.Stop()
+	}
+	p.mu.Unlock()
 	stopHeartbeat()
 	p.g.Wait()
 	// No handler starts from now on; wait for the one in progress.
@@ -526,6 +539,9 @@ func (p *Peer) fail(err error, code int, reason string) {
 	p.err = err
 	p.pending = nil
 	close(p.done)
+	if p.cutRead != nil {
+		p.cutTimer = time.AfterFunc(closeWait, p.cutRead)
+	}
 	p.mu.Unlock()
 	go func() {
 		defer close(p.closed)
