@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="/usr/local/go/bin:$PATH"
+# Each end holds a file per connection: the soft limit up to the hard one.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 tmp=$(mktemp -d /tmp/corral-capacity-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/corral" ./cmd/corral

@@ -196,9 +196,9 @@ func (w *watcher) waitFor(timeout time.Duration, what string, cond func(api.Even
 			if !ok {
 				w.t.Fatalf("event subscription ended (%v) while waiting for %s", w.sub.Err(), what)
 			}
-			w.seen = append(w.seen, ev)
-			if cond(ev) {
-				return ev
+			w.seen = append(w.seen, *ev)
+			if cond(*ev) {
+				return *ev
 			}
 		case <-timer.C:
 			w.t.Fatalf("no event for %s within %v; saw:\n%s", what, timeout, describe(w.seen))
@@ -231,8 +231,8 @@ func (w *watcher) drain() []api.Event {
 			if !ok {
 				return out
 			}
-			w.seen = append(w.seen, ev)
-			out = append(out, ev)
+			w.seen = append(w.seen, *ev)
+			out = append(out, *ev)
 		default:
 			return out
 		}

@@ -156,7 +156,7 @@ func (cn *conn) forwardEvents(ctx context.Context) {
 			if ev.Type == api.EventSnapshot {
 				m = link.Msg{T: link.TypeSync, Seq: ev.Seq, Sessions: ev.Sessions}
 			} else {
-				e := ev
+				e := *ev
 				m = link.Msg{T: link.TypeEvent, Seq: ev.Seq, Event: &e}
 			}
 			if err := cn.peer.Send(m); err != nil {

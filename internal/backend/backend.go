@@ -39,7 +39,7 @@ type Server interface {
 
 // Subscription is a stream of events (see events.Sub).
 type Subscription interface {
-	C() <-chan api.Event
+	C() <-chan *api.Event // shared by every reader: read-only
 	Err() error
 	Close()
 }

@@ -21,9 +21,16 @@ import (
 // Limits of one server.
 type Limits struct {
 	// MaxConns is how many connections may be open at once; one more is
-	// closed as soon as it is accepted. It is lowered to a quarter of the
-	// process's file limit, so that connections alone never exhaust it.
+	// closed as soon as it is accepted. It is lowered so that connections
+	// alone never exhaust the process's file limit: to three quarters of
+	// it divided by ConnFiles, the quarter left for the database, logs and
+	// the rest.
 	MaxConns int
+	// ConnFiles is how many files one connection may hold at most: 3 on a
+	// daemon's dashboard, whose terminal viewers each run a PTY (so the
+	// cap is a quarter of the limit); 1 on a hub, whose connections hold
+	// only their socket (terminals run on the agents). 0 counts as 3.
+	ConnFiles int
 	// ReadHeader bounds reading a request's headers, Read its headers and
 	// body: 200 clients that send a body one byte a minute hold nothing
 	// for longer.
@@ -110,7 +117,8 @@ func (w *deadlineWriter) Flush() { _ = w.FlushError() }
 // connection (Hijack, SetReadDeadline).
 func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// Listener caps ln at max connections open at once (see Limits.MaxConns).
+// Listener caps ln at l.MaxConns connections open at once (see
+// Limits.MaxConns).
 // One over the cap is accepted and closed at once, so that its client
 // fails fast rather than waits in the kernel's backlog behind connections
 // that may never end, and a warning is logged at most once a minute.
@@ -118,8 +126,8 @@ func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // golang.org/x/net/netutil.LimitListener blocks Accept instead: the
 // connections beyond the cap then wait, unseen and with no timeout of
 // ours, and so do the owner's own connections behind them.
-func Listener(ln net.Listener, max int, log *slog.Logger) net.Listener {
-	return &listener{Listener: ln, max: capToFileLimit(max), log: orDiscard(log)}
+func Listener(ln net.Listener, l Limits, log *slog.Logger) net.Listener {
+	return &listener{Listener: ln, max: capToFileLimit(l.MaxConns, l.ConnFiles), log: orDiscard(log)}
 }
 
 type listener struct {
@@ -183,11 +191,15 @@ func (c *conn) Close() error {
 	return err
 }
 
-// capToFileLimit lowers max to a quarter of the soft limit on open files.
-func capToFileLimit(n int) int {
+// capToFileLimit lowers n to three quarters of the soft limit on open
+// files divided by the files a connection may hold.
+func capToFileLimit(n, connFiles int) int {
+	if connFiles <= 0 {
+		connFiles = 3
+	}
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur > 0 {
-		n = min(n, int(min(rl.Cur/4, 1<<20)))
+		n = min(n, int(min(rl.Cur/4*3, 3<<20))/connFiles)
 	}
 	return max(n, 1)
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func serve(t *testing.T, h http.Handler, l Limits) (string, *listener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bl := Listener(ln, l.MaxConns, nil)
+	bl := Listener(ln, l, nil)
 	srv := Server(h, l, nil)
 	go srv.Serve(bl)
 	t.Cleanup(func() { srv.Close() })
@@ -212,10 +213,17 @@ func TestWebSocketOutlivesDeadlines(t *testing.T) {
 }
 
 func TestCapToFileLimit(t *testing.T) {
-	if n := capToFileLimit(1 << 30); n <= 0 || n >= 1<<30 {
-		t.Fatalf("cap %d not lowered to the file limit", n)
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		t.Fatal(err)
 	}
-	if n := capToFileLimit(3); n != 3 {
+	if n := capToFileLimit(1<<30, 0); n <= 0 || n >= 1<<30 || uint64(n) > rl.Cur/4 {
+		t.Fatalf("cap %d not lowered to a quarter of the file limit %d", n, rl.Cur)
+	}
+	if n := capToFileLimit(1<<30, 1); n <= 0 || uint64(n) > rl.Cur/4*3 || uint64(n) < rl.Cur/2 {
+		t.Fatalf("cap %d of one-file connections not three quarters of the file limit %d", n, rl.Cur)
+	}
+	if n := capToFileLimit(3, 1); n != 3 {
 		t.Fatalf("a small cap changed: %d", n)
 	}
 }

@@ -58,7 +58,7 @@ func TestServeShutdown(t *testing.T) {
 	srv := Server(mux, TCP(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, srv, Listener(ln, 16, nil), TLS{}, 2*time.Second) }()
+	go func() { served <- Serve(ctx, srv, Listener(ln, Limits{MaxConns: 16}, nil), TLS{}, 2*time.Second) }()
 
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()

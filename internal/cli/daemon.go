@@ -312,7 +312,7 @@ func (d *daemon) serveUnix(b backend.Backend, admin http.Handler) error {
 	srv := bound.Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(identity.With(r.Context(), identity.Local)))
 	}), lim, d.log)
-	bln := bound.Listener(ln, lim.MaxConns, d.log)
+	bln := bound.Listener(ln, lim, d.log)
 	d.run("API socket", stageHTTP, func(ctx context.Context) error {
 		return bound.Serve(ctx, srv, bln, bound.TLS{}, bound.ShutdownGrace)
 	})
@@ -398,9 +398,12 @@ func (d *daemon) serveWeb(f webFlags, b backend.Backend, accounts web.Accounts, 
 	if f.maxConns > 0 {
 		lim.MaxConns = f.maxConns
 	}
+	if link != nil {
+		lim.ConnFiles = 1 // a hub: terminals run on the agents
+	}
 	srv := bound.Server(h, lim, d.log)
 	srv.Addr = ln.Addr().String()
-	bln := bound.Listener(ln, lim.MaxConns, d.log)
+	bln := bound.Listener(ln, lim, d.log)
 	d.run("web dashboard", stageHTTP, func(ctx context.Context) error {
 		return bound.Serve(ctx, srv, bln, bound.TLS{Cert: f.tlsCert, Key: f.tlsKey}, bound.ShutdownGrace)
 	})

@@ -26,7 +26,8 @@ var ErrFellBehind = errors.New("event reader fell behind")
 type Options struct {
 	// Ring is how many recent events are kept for catch-up (default 4096).
 	Ring int
-	// Buffer is each subscriber's channel size (default 1024).
+	// Buffer is each subscriber's channel size, in events (default 1024;
+	// a pointer each, the event shared by every subscriber).
 	Buffer int
 	// FirstSeq is the sequence number before the first event. Starting from
 	// the clock makes numbers from an earlier run of the daemon fall before
@@ -256,9 +257,13 @@ func (b *Feed) publishLocked(ev api.Event) api.Event {
 		b.ring[b.ringHead] = ev
 		b.ringHead = (b.ringHead + 1) % len(b.ring)
 	}
+	// One copy for every reader: the channels hold pointers, so that a
+	// subscriber's buffer of Options.Buffer events is 8 bytes an event,
+	// not the event (a hub has two subscribers per user and browser).
+	shared := &ev
 	for s := range b.subs {
 		select {
-		case s.ch <- ev:
+		case s.ch <- shared:
 		default:
 			// Never block the publisher on a slow reader.
 			s.err = ErrFellBehind
@@ -299,12 +304,13 @@ func (b *Feed) ringSinceLocked(seq uint64) ([]api.Event, bool) {
 // Sub is one subscription.
 type Sub struct {
 	bus *Feed
-	ch  chan api.Event
+	ch  chan *api.Event
 	err error // set under bus.mu before ch is closed
 }
 
 // C delivers events. It is closed when the subscription ends; Err says why.
-func (s *Sub) C() <-chan api.Event { return s.ch }
+// Every subscriber gets the same *api.Event: treat it as read-only.
+func (s *Sub) C() <-chan *api.Event { return s.ch }
 
 // Err is ErrFellBehind after the bus dropped a slow reader, nil after Close.
 func (s *Sub) Err() error {
@@ -338,9 +344,9 @@ func (b *Feed) Subscribe(since uint64) *Sub {
 	} else {
 		first = []api.Event{b.snapshotLocked()}
 	}
-	s := &Sub{bus: b, ch: make(chan api.Event, max(b.opts.Buffer, len(first)+16))}
-	for _, ev := range first {
-		s.ch <- ev
+	s := &Sub{bus: b, ch: make(chan *api.Event, max(b.opts.Buffer, len(first)+16))}
+	for i := range first {
+		s.ch <- &first[i]
 	}
 	b.subs[s] = struct{}{}
 	return s

@@ -23,7 +23,7 @@ func recv(t *testing.T, s *Sub) api.Event {
 		if !ok {
 			t.Fatalf("subscription closed: %v", s.Err())
 		}
-		return ev
+		return *ev
 	case <-time.After(5 * time.Second):
 		t.Fatal("no event")
 	}

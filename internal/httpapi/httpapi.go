@@ -293,7 +293,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) error {
 				continue
 			}
 			last = ev.Seq
-			if err := write(ev); err != nil {
+			if err := write(*ev); err != nil {
 				return nil
 			}
 			// Drain what is already queued before one flush: a burst of
@@ -306,7 +306,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) error {
 						break
 					}
 					last = ev.Seq
-					write(ev)
+					write(*ev)
 				default:
 					drained = true
 				}

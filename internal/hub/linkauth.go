@@ -133,8 +133,20 @@ func (h *Hub) LinkHandler() http.Handler {
 			return
 		}
 		info := DeviceIdentity{ID: d.ID, Name: d.Name, Owner: d.Owner}
-		err = h.attach(r.Context(), info, link.NewWebSocket(c, 0), auth)
-		h.log.Info("device link ended", "device", d.String(), "from", r.RemoteAddr, "key", fp, "err", err)
+		conn := link.NewWebSocket(c, 0)
+		// The link lives on a goroutine of its own and this handler
+		// returns: net/http's goroutine, whose stack the request and
+		// its checks grew, ends, rather than wait for hours with a
+		// hub of thousands of links each holding one. The request's
+		// context ends with the handler; the hub's stop ends the link.
+		ctx := context.WithoutCancel(r.Context())
+		from := r.RemoteAddr
+		if !h.g.Go(func() {
+			err := h.attach(ctx, info, conn, auth)
+			h.log.Info("device link ended", "device", d.String(), "from", from, "key", fp, "err", err)
+		}) {
+			conn.Close(link.StatusGoingAway, "the hub is shutting down")
+		}
 	})
 }
 

@@ -199,7 +199,7 @@ func TestDeviceEvents(t *testing.T) {
 		t.Helper()
 		select {
 		case ev := <-sub.C():
-			return ev
+			return *ev
 		case <-time.After(10 * time.Second):
 			t.Fatal("no event")
 		}

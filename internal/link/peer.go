@@ -91,7 +91,7 @@ type Peer struct {
 	running    atomic.Bool
 
 	// g owns every goroutine the Peer starts besides the handlers' and the
-	// close's (the reader, pongs, pings, cancels); Run waits for them.
+	// close's (pongs, pings, cancels; Run itself reads); Run waits for them.
 	g lifetime.Group
 	// closed is closed when the conn's Close has returned.
 	closed chan struct{}
@@ -106,6 +106,10 @@ type Peer struct {
 	mu      sync.Mutex
 	pending map[uint64]chan Msg // nil once the link is down
 	err     error
+	// cutRead cuts Run's read; cutTimer, armed by fail, calls it
+	// closeWait after the link went down.
+	cutRead  func()
+	cutTimer *time.Timer
 	// writeErr is the first failed write: why the link ended, unless the
 	// reader learns better (the peer's close status).
 	writeErr error
@@ -114,6 +118,11 @@ type Peer struct {
 	qmu      sync.Mutex
 	q        fifo[inbound]
 	qchanged broadcast
+	// handling is closed when the handlers' goroutine, started when
+	// the queue stops being empty, has emptied it and ended; nil while
+	// none runs. stopped: Run has ended, no handler starts.
+	handling chan struct{}
+	stopped  bool
 }
 
 // inbound is a message or a frame on its way to the handlers.
@@ -161,47 +170,62 @@ func (p *Peer) Run(ctx context.Context) error {
 	// The reader is stopped by closing the conn, not by ctx: on a
 	// WebSocket a cancelled read drops the connection before the close
 	// frame with its status could be sent. readCtx cuts it only when the
-	// close handshake takes too long.
+	// close handshake takes too long: closeWait after the link went down
+	// (fail arms the timer).
 	readCtx, cut := context.WithCancel(context.WithoutCancel(ctx))
 	defer cut()
-	read := make(chan struct{})
-	p.g.Go(func() {
-		defer close(read)
-		p.readLoop(readCtx)
-	})
-	if p.opts.Heartbeat > 0 {
-		p.g.Go(func() { _ = p.Heartbeat(readCtx, p.opts.Heartbeat) })
+	p.mu.Lock()
+	p.cutRead = cut
+	if p.err != nil { // closed before Run
+		p.cutTimer = time.AfterFunc(closeWait, cut)
 	}
-	handled := make(chan struct{})
-	go func() {
-		defer close(handled)
-		p.handleLoop()
-	}()
-	select {
-	case <-p.done:
-	case <-ctx.Done():
+	p.mu.Unlock()
+	failed := make(chan struct{})
+	stopCtx := context.AfterFunc(ctx, func() {
+		defer close(failed)
 		p.fail(fmt.Errorf("%w: %w", ErrClosed, context.Cause(ctx)), StatusGoingAway, "shutting down")
+	})
+	stopHeartbeat := func() {}
+	if p.opts.Heartbeat > 0 {
+		// Timers, not a goroutine: an idle link of a hub of thousands
+		// then holds only its reader, on Run's own goroutine.
+		stopHeartbeat = p.heartbeat(p.opts.Heartbeat)
 	}
+	// Read here, not on a goroutine of its own (one stack fewer per
+	// link); the read ends only once the link is down.
+	p.readLoop(readCtx)
+	// coder/websocket's Close can outlast any cut: skipping the rest of a
+	// message it stopped reading (one too big) has no deadline. Such a
+	// close is left to end with the connection.
 	ct := time.NewTimer(closeWait)
 	defer ct.Stop()
 	select {
-	case <-read:
-		// coder/websocket's Close can outlast any cut: skipping the rest
-		// of a message it stopped reading (one too big) has no deadline.
-		// Such a close is left to end with the connection.
-		select {
-		case <-p.closed:
-		case <-ct.C:
-		}
+	case <-p.closed:
 	case <-ct.C:
-		cut()
 	}
+	if !stopCtx() && ctx.Err() != nil {
+		<-failed
+	}
+	p.mu.Lock()
+	p.cutRead = nil
+	if p.cutTimer != nil {
+		p.cutTimer.Stop()
+	}
+	p.mu.Unlock()
+	stopHeartbeat()
 	p.g.Wait()
-	t := time.NewTimer(p.opts.StallTimeout)
-	defer t.Stop()
-	select {
-	case <-handled:
-	case <-t.C:
+	// No handler starts from now on; wait for the one in progress.
+	p.qmu.Lock()
+	p.stopped = true
+	handling := p.handling
+	p.qmu.Unlock()
+	if handling != nil {
+		t := time.NewTimer(p.opts.StallTimeout)
+		defer t.Stop()
+		select {
+		case <-handling:
+		case <-t.C:
+		}
 	}
 	return p.Err()
 }
@@ -378,44 +402,78 @@ func (p *Peer) Heartbeat(ctx context.Context, every time.Duration) error {
 	if every <= 0 {
 		return errors.New("link: heartbeat interval must be positive")
 	}
+	stop := p.heartbeat(every)
+	defer stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.done:
+		return p.Err()
+	}
+}
+
+// heartbeat arms Heartbeat's two timers, a ping every interval and the
+// silence check, and returns what stops them. Their callbacks run in p.g
+// and do not re-arm once the link is down.
+func (p *Peer) heartbeat(every time.Duration) (stop func()) {
 	limit := 3 * every
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	check := time.NewTimer(limit)
-	defer check.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-p.done:
-			return p.Err()
-		case <-tick.C:
-			// In the background: a ping stuck behind a slow write must not
-			// delay the check.
-			if p.pinging.CompareAndSwap(false, true) {
-				if !p.g.Go(func() {
-					defer p.pinging.Store(false)
-					_ = p.Send(Msg{T: TypePing, ID: p.nextID.Add(1)})
-				}) {
-					return p.Err() // the link is down, Run is done
-				}
+	var mu sync.Mutex // the timers, set once below
+	var tick, check *time.Timer
+	arm := func(t **time.Timer, d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if *t != nil && !p.isDone() {
+			(*t).Reset(d)
+		}
+	}
+	inGroup := func(f func()) func() {
+		return func() {
+			leave, ok := p.g.Join()
+			if !ok {
+				return // Run is done
 			}
-		case <-check.C:
-			silent := p.sinceRecv()
-			if p.blocked.Load() {
-				// Not reading is our handlers' fault, not the peer's;
-				// StallTimeout deals with it.
-				check.Reset(limit)
-				continue
+			defer leave()
+			if !p.isDone() {
+				f()
 			}
-			if silent < limit {
-				check.Reset(limit - silent)
-				continue
+		}
+	}
+	onTick := inGroup(func() {
+		// In the background: a ping stuck behind a slow write must not
+		// delay the check.
+		if p.pinging.CompareAndSwap(false, true) {
+			if !p.g.Go(func() {
+				defer p.pinging.Store(false)
+				_ = p.Send(Msg{T: TypePing, ID: p.nextID.Add(1)})
+			}) {
+				return
 			}
+		}
+		arm(&tick, every)
+	})
+	onCheck := inGroup(func() {
+		silent := p.sinceRecv()
+		switch {
+		case p.blocked.Load():
+			// Not reading is our handlers' fault, not the peer's;
+			// StallTimeout deals with it.
+			arm(&check, limit)
+		case silent < limit:
+			arm(&check, limit-silent)
+		default:
 			p.fail(fmt.Errorf("%w: %w: silent for %v (3 heartbeat intervals of %v)", ErrClosed, ErrDead, silent.Round(time.Millisecond), every),
 				StatusGoingAway, "heartbeat timeout")
-			return p.Err()
 		}
+	})
+	mu.Lock()
+	tick = time.AfterFunc(every, onTick)
+	check = time.AfterFunc(limit, onCheck)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		tick.Stop()
+		check.Stop()
 	}
 }
 
@@ -481,6 +539,9 @@ func (p *Peer) fail(err error, code int, reason string) {
 	p.err = err
 	p.pending = nil
 	close(p.done)
+	if p.cutRead != nil {
+		p.cutTimer = time.AfterFunc(closeWait, p.cutRead)
+	}
 	p.mu.Unlock()
 	go func() {
 		defer close(p.closed)
@@ -693,6 +754,13 @@ func (p *Peer) enqueue(it inbound, size int) bool {
 	}
 	p.q.push(it, size)
 	p.qchanged.signal()
+	if p.handling == nil && !p.stopped {
+		// A goroutine only while there is work: an idle link of a hub
+		// of thousands holds no handler and no stack for it.
+		ch := make(chan struct{})
+		p.handling = ch
+		go p.handle(ch)
+	}
 	p.qmu.Unlock()
 	return true
 }
@@ -703,26 +771,21 @@ func (p *Peer) queued() int {
 	return p.q.len()
 }
 
-// handleLoop runs the handlers, one item at a time, until the link ends.
-func (p *Peer) handleLoop() {
+// handle runs the handlers, one item at a time, until the queue is empty
+// or the link has ended, then closes done. One runs at a time (enqueue
+// starts it, Run waits for it), so items are handled in order.
+func (p *Peer) handle(done chan struct{}) {
 	for {
 		p.qmu.Lock()
-		for p.q.len() == 0 {
-			ch := p.qchanged.wait()
+		if p.q.len() == 0 || p.isDone() {
+			p.handling = nil
+			close(done)
 			p.qmu.Unlock()
-			select {
-			case <-ch:
-			case <-p.done:
-				return
-			}
-			p.qmu.Lock()
+			return
 		}
 		it := p.q.pop()
 		p.qchanged.signal()
 		p.qmu.Unlock()
-		if p.isDone() {
-			return
-		}
 		p.deliver(it)
 	}
 }

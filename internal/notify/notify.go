@@ -760,7 +760,7 @@ func (n *Notifier) Follow(ctx context.Context, user string, bus *events.Feed) {
 				continue
 			}
 			last = ev.Seq
-			if nt, ok := n.Handle(ctx, user, ev); ok {
+			if nt, ok := n.Handle(ctx, user, *ev); ok {
 				// The pages of the user show it in the same words
 				// (a notification event, docs/web-protocol.md).
 				bus.Notify(nt)

@@ -110,7 +110,7 @@ func (s *Server) eventsWS(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			last = ev.Seq
-			if write(ev) != nil {
+			if write(*ev) != nil {
 				return
 			}
 		}

@@ -92,8 +92,9 @@ func main() {
 }
 
 // raiseFileLimit lifts this process's open-file limit as far as it may
-// (the hubs inherit it): a hub takes at most a quarter of its limit in
-// connections (internal/bound), and 10,000 agents need 40,000.
+// (the hubs inherit it): this process holds a file per agent and browser,
+// and a hub takes at most three quarters of its limit in connections
+// (internal/bound), so 10,000 agents and 1,000 browsers need about 15,000.
 func raiseFileLimit() {
 	var rl syscall.Rlimit
 	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) != nil {

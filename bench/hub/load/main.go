@@ -73,7 +73,7 @@ func main() {
 	var agents, subs string
 	flag.StringVar(&c.corral, "corral", "", "corral binary (required)")
 	flag.StringVar(&c.out, "out", "", "also write the markdown report here")
-	flag.StringVar(&agents, "agents", "10,100,500", "agent counts to step through (ascending, at most 2000)")
+	flag.StringVar(&agents, "agents", "10,100,500", "agent counts to step through (ascending, at most 10000)")
 	flag.StringVar(&subs, "subs", "10,100,1000", "subscriber counts to step through with the most agents (ascending, at most 5000)")
 	flag.IntVar(&c.sessions, "sessions", 10, "sessions per agent (at most 100)")
 	flag.Float64Var(&c.rate, "rate", 50, "session events per second, all agents together (at most 2000)")
@@ -84,7 +84,7 @@ func main() {
 	flag.DurationVar(&c.connectTimeout, "connect-timeout", 3*time.Minute, "longest a step may take to connect")
 	flag.Parse()
 	var err1, err2 error
-	c.agents, err1 = ints(agents, 2000)
+	c.agents, err1 = ints(agents, 10000)
 	c.subs, err2 = ints(subs, 5000)
 	if c.corral == "" || err1 != nil || err2 != nil || c.sessions < 1 || c.sessions > 100 || c.rate <= 0 || c.rate > 2000 ||
 		c.window <= 0 || c.window > 2*time.Minute || c.quiet < 0 || c.quiet > 2*time.Minute {
@@ -121,7 +121,11 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	if err != nil {
 		return err
 	}
-	h := hubbench.StartHub(t, c.corral, hubDir, env, filepath.Join(t.MkdirTemp("load-logs-"), "hub.log"), "--log-level", "warn")
+	// --listen's default cap (1024 connections) is below the agents and
+	// subscribers of the bigger steps; the hub lowers this to its file limit.
+	maxConns := maxAgents + c.subs[len(c.subs)-1] + 64
+	h := hubbench.StartHub(t, c.corral, hubDir, env, filepath.Join(t.MkdirTemp("load-logs-"), "hub.log"), "--log-level", "warn",
+		"--max-connections", strconv.Itoa(maxConns))
 	idle, _ := hubbench.ReadMem(h.PID())
 	fmt.Fprintf(os.Stderr, "load: hub pid %d at %s, %s MiB RSS idle\n", h.PID(), h.URL, hubbench.MiB(idle.RSS))
 
