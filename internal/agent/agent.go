@@ -193,7 +193,7 @@ func New(cfg Config) (*Agent, error) {
 	a.rec = &reconciler{Agent: a, reconcile: make(chan struct{}, 1)}
 	a.git.Agent = a
 	a.input = &inputGate{a}
-	a.views = &views{Agent: a, streams: term.NewRegistry(streamGrace)}
+	a.views = &views{Agent: a, streams: term.NewRegistry(streamGrace), opened: make(chan struct{}, 1)}
 	a.mux = a.newMux()
 	return a, nil
 }
@@ -310,6 +310,7 @@ func (a *Agent) Start(ctx context.Context) error {
 			}
 		}
 	})
+	a.goLoop("window-sizes", a.views.watchWindowSizes)
 	a.goLoop("closer", func() {
 		<-a.ctx.Done()
 		ln.Close()

@@ -23,6 +23,8 @@ type views struct {
 	termStats term.Stats
 	// timelines are the views of the transcripts being read (timeline.go).
 	timelines timelines
+	// opened wakes watchWindowSizes when a stream opens.
+	opened chan struct{}
 }
 
 // TermStats is what the terminal streams did, for metrics.
@@ -91,6 +93,10 @@ func (a *views) OpenTerminal(ctx context.Context, id string, cols, rows int, res
 		return nil, 0, false, api.Errorf(api.CodeUnavailable, "attach: %v", err)
 	}
 	a.streams.Add(id, st)
+	select {
+	case a.opened <- struct{}{}:
+	default:
+	}
 	return st, 0, reset, nil
 }
 
@@ -160,6 +166,59 @@ func (a *views) windowSize(id string) func() (int, int, error) {
 			return 0, 0, err
 		}
 		return p.Width, p.Height, nil
+	}
+}
+
+// How watchWindowSizes waits: a wait-for ends after sizeWaitMax at the
+// latest, and after a tmux error the watcher tries again after sizeRetry.
+const (
+	sizeWaitMax = time.Minute
+	sizeRetry   = time.Second
+)
+
+// watchWindowSizes tells the viewers' streams when a window changed size,
+// so that each reports its window's size (term.Options.WindowSize): tmux's
+// window-resized hook signals a channel this loop waits on, whatever
+// resized the window (a viewer that attached, typed or resized, a person's
+// own tmux client, one that detached). One waiting tmux client replaces a
+// poll per stream, which cost the tmux server (a flood's bottleneck) a
+// command every 500 ms per viewer. It waits only while there are streams.
+// Every wake-up asks every stream, one PaneInfo each; a wait that ends at
+// sizeWaitMax does too, which bounds how stale a report can be if a hook
+// is ever lost (a tmux server restarted under a waiting client is seen as
+// an error, and hooked again).
+func (a *views) watchWindowSizes() {
+	hooked := false
+	for a.ctx.Err() == nil {
+		if a.streams.Count() == 0 {
+			select {
+			case <-a.ctx.Done():
+				return
+			case <-a.opened:
+			}
+			continue
+		}
+		var err error
+		if !hooked {
+			if err = a.tmux.HookWindowResized(a.ctx); err == nil {
+				hooked = true
+				// What changed before the hook was in place.
+				a.streams.CheckSizes()
+			}
+		}
+		if err == nil {
+			if err = a.tmux.WaitWindowResized(a.ctx, sizeWaitMax); err == nil {
+				a.streams.CheckSizes()
+				continue
+			}
+		}
+		hooked = false
+		a.log.Debug("window-size hook", "err", err)
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-time.After(sizeRetry):
+		}
 	}
 }
 

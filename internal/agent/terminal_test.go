@@ -150,3 +150,56 @@ func checkTicks(t *testing.T, out []byte, n, redraws int) {
 	}
 	t.Logf("all %d lines there after %d redraws", n, redraws)
 }
+
+// TestTerminalSizeReachesOtherViewers: when one viewer attaches, resizes or
+// types, the window takes its size (window-size latest), and every other
+// viewer's stream reports the new size, on tmux's window-resized hook:
+// no stream polls (the waits below are deadlines, not pauses).
+func TestTerminalSizeReachesOtherViewers(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	s := r.shell("sizes")
+	ctx := ctxT(t)
+	a, aOff, _, err := r.a.OpenTerminal(ctx, s.ID, 80, 24, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	aOff = readSize(t, a, aOff, 80, 24)
+	b, bOff, _, err := r.a.OpenTerminal(ctx, s.ID, 120, 40, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	aOff = readSize(t, a, aOff, 120, 40) // b attached
+	bOff = readSize(t, b, bOff, 120, 40)
+	if err := b.Resize(100, 30); err != nil {
+		t.Fatal(err)
+	}
+	readSize(t, a, aOff, 100, 30) // b resized
+	if _, err := a.Write([]byte(" ")); err != nil {
+		t.Fatal(err)
+	}
+	readSize(t, b, bOff, 80, 24) // a typed
+}
+
+// readSize reads st from off until it reports the window at cols×rows, and
+// returns the offset after the report.
+func readSize(t *testing.T, st *term.Stream, off uint64, cols, rows int) uint64 {
+	t.Helper()
+	want := []byte(fmt.Sprintf("\x1b]%d;%d;%d\x07", term.SizeOSC, cols, rows))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var all []byte
+	for {
+		b, err := st.Read(ctx, off, 64<<10)
+		if err != nil {
+			t.Fatalf("no size report %dx%d: %v (output %q)", cols, rows, err, all)
+		}
+		all = append(all, b...)
+		off += uint64(len(b))
+		if i := bytes.Index(all, want); i >= 0 {
+			return off - uint64(len(all)-i-len(want))
+		}
+	}
+}

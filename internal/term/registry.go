@@ -68,6 +68,17 @@ func (r *Registry) TakeRedrawn(session string) []*Stream {
 	return out
 }
 
+// CheckSizes makes every stream ask its window's size again
+// (Stream.CheckSize): a window changed size, and which one it was does not
+// matter, since asking costs one query per stream and streams are few.
+func (r *Registry) CheckSizes() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.streams {
+		e.s.CheckSize()
+	}
+}
+
 // Count returns the number of streams (metrics, tests).
 func (r *Registry) Count() int {
 	r.mu.Lock()

@@ -20,6 +20,7 @@
 package term
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -154,7 +155,7 @@ type Stream struct {
 	vt          vtState
 	pendingSize []byte
 	// done is closed when the stream closes; poke wakes the window-size
-	// watcher after a Resize.
+	// watcher (CheckSize).
 	done chan struct{}
 	poke chan struct{}
 
@@ -200,9 +201,12 @@ type Options struct {
 	Scrolled func() bool
 	// WindowSize, when set, returns the size of the window the terminal
 	// shows (which another viewer may have set: tmux's window-size latest).
-	// The stream polls it and reports each change in its output as
-	// OSC 6973 ("ESC ] 6973 ; cols ; rows BEL"), in order with the output,
-	// so that the viewer can draw at the window's size (docs/web-protocol.md).
+	// The stream asks it when it starts and after each CheckSize, and
+	// reports each change in its output as OSC 6973
+	// ("ESC ] 6973 ; cols ; rows BEL"), in order with the output, so that
+	// the viewer can draw at the window's size (docs/web-protocol.md).
+	// The stream does not poll: its owner calls CheckSize when the window
+	// may have changed (the agent: on tmux's window-resized hook).
 	WindowSize func() (cols, rows int, err error)
 	// Replaces are streams of the same terminal that asked for a redraw
 	// (Registry.TakeRedrawn). They stay attached until this one's first
@@ -266,23 +270,15 @@ func Start(opts Options) (*Stream, error) {
 	return s, nil
 }
 
-// How often the window-size watcher asks: every sizePoll, and every
-// sizePollFast for sizeFastFor after this stream's own Resize (the
-// window follows it within milliseconds; another viewer's change shows
-// within sizePoll).
-const (
-	sizePoll     = 500 * time.Millisecond
-	sizePollFast = 50 * time.Millisecond
-	sizeFastFor  = time.Second
-)
-
 // SizeOSC is the OSC number of a window-size report.
 const SizeOSC = 6973
 
-// watchSize reports the window's size in the output whenever it changes.
+// watchSize reports the window's size in the output when the stream starts
+// and whenever a CheckSize finds it changed. There is no timer: the window
+// changes size only when tmux resizes it, and the stream's owner hears of
+// that (Options.WindowSize).
 func (s *Stream) watchSize(size func() (int, int, error)) {
 	var lastC, lastR int
-	fastUntil := time.Now().Add(sizeFastFor)
 	for {
 		if c, r, err := size(); err == nil && c > 0 && r > 0 && (c != lastC || r != lastR) {
 			lastC, lastR = c, r
@@ -293,20 +289,21 @@ func (s *Stream) watchSize(size func() (int, int, error)) {
 			}
 			s.mu.Unlock()
 		}
-		wait := sizePoll
-		if time.Now().Before(fastUntil) {
-			wait = sizePollFast
-		}
-		t := time.NewTimer(wait)
 		select {
 		case <-s.done:
-			t.Stop()
 			return
 		case <-s.poke:
-			fastUntil = time.Now().Add(sizeFastFor)
-		case <-t.C:
 		}
-		t.Stop()
+	}
+}
+
+// CheckSize makes the stream ask the window's size again (Options.WindowSize)
+// and report it if it changed. It never blocks: pokes that come while one
+// is pending fold into it.
+func (s *Stream) CheckSize() {
+	select {
+	case s.poke <- struct{}{}:
+	default:
 	}
 }
 
@@ -330,30 +327,37 @@ const (
 	vtStringEsc         // ESC inside a string (ST's first byte)
 )
 
-// stepVT follows output through a terminal parser's states. utf8Left
-// counts the continuation bytes still due in vtUTF8.
-func stepVT(st vtState, utf8Left *int, p []byte) vtState {
-	for _, b := range p {
+// scanVT follows output through a terminal parser's states, from st, and
+// returns the state at its end; utf8Left counts the continuation bytes
+// still due in vtUTF8. It runs on every byte of output, so text between
+// sequences is skipped with bytes.IndexByte, and only the bytes of a
+// sequence, and the last few of a run of text (which may end inside a
+// multi-byte character), go through the state machine.
+func scanVT(st vtState, utf8Left int, p []byte) (vtState, int) {
+	i := 0
+	for i < len(p) {
 		switch st {
-		case vtGround, vtUTF8:
-			switch {
-			case st == vtUTF8 && b&0xC0 == 0x80:
-				if *utf8Left--; *utf8Left == 0 {
+		case vtUTF8:
+			if b := p[i]; b&0xC0 == 0x80 {
+				i++
+				if utf8Left--; utf8Left == 0 {
 					st = vtGround
 				}
 				continue
-			case b == 0x1b:
-				st = vtEsc
-			case b >= 0xF0 && b < 0xF8:
-				st, *utf8Left = vtUTF8, 3
-			case b >= 0xE0 && b < 0xF0:
-				st, *utf8Left = vtUTF8, 2
-			case b >= 0xC0 && b < 0xE0:
-				st, *utf8Left = vtUTF8, 1
-			default:
-				st = vtGround
 			}
+			// Any other byte ends the character and counts as text, or
+			// as the ESC it is.
+			st = vtGround
+		case vtGround:
+			j := bytes.IndexByte(p[i:], 0x1b)
+			if j < 0 {
+				return utf8Tail(p[i:])
+			}
+			i += j + 1
+			st = vtEsc
 		case vtEsc:
+			b := p[i]
+			i++
 			switch {
 			case b == '[':
 				st = vtCSI
@@ -366,30 +370,102 @@ func stepVT(st vtState, utf8Left *int, p []byte) vtState {
 				st = vtGround
 			}
 		case vtEscInter:
-			if b < 0x20 || b > 0x2F {
+			if b := p[i]; b < 0x20 || b > 0x2F {
 				st = vtGround
 			}
+			i++
 		case vtCSI:
-			if b >= 0x40 && b <= 0x7E {
-				st = vtGround
-			} else if b == 0x1b {
-				st = vtEsc
+			for i < len(p) {
+				b := p[i]
+				i++
+				if b >= 0x40 && b <= 0x7E {
+					st = vtGround
+					break
+				}
+				if b == 0x1b {
+					st = vtEsc
+					break
+				}
 			}
 		case vtString:
-			if b == 0x07 {
-				st = vtGround
-			} else if b == 0x1b {
-				st = vtStringEsc
+			for i < len(p) {
+				b := p[i]
+				i++
+				if b == 0x07 {
+					st = vtGround
+					break
+				}
+				if b == 0x1b {
+					st = vtStringEsc
+					break
+				}
 			}
 		case vtStringEsc:
-			if b == '\\' {
+			if b := p[i]; b == '\\' {
 				st = vtGround
 			} else if b != 0x1b {
 				st = vtString
 			}
+			i++
 		}
 	}
-	return st
+	return st, utf8Left
+}
+
+// utf8Tail is the state after text (no ESC in it): inside a character when
+// its last lead byte still lacks continuation bytes. A lead byte needs at
+// most three, so only the last four bytes can tell.
+func utf8Tail(p []byte) (vtState, int) {
+	for k := len(p) - 1; k >= 0 && k >= len(p)-4; k-- {
+		b := p[k]
+		if b&0xC0 == 0x80 {
+			continue
+		}
+		need := 0
+		switch {
+		case b >= 0xF0 && b < 0xF8:
+			need = 3
+		case b >= 0xE0 && b < 0xF0:
+			need = 2
+		case b >= 0xC0 && b < 0xE0:
+			need = 1
+		}
+		if have := len(p) - 1 - k; have < need {
+			return vtUTF8, need - have
+		}
+		return vtGround, 0
+	}
+	return vtGround, 0
+}
+
+// newlineRun follows the run of newlines (with only carriage returns
+// between them) at the end of the output, from run, through p, and says
+// whether it reached rows at any point of p. Lines are found with
+// bytes.IndexByte; of each line only its bytes up to the first that is not
+// a carriage return are looked at, which for text is one.
+func newlineRun(run, rows int, p []byte) (int, bool) {
+	reached := false
+	for {
+		j := bytes.IndexByte(p, '\n')
+		line := p
+		if j >= 0 {
+			line = p[:j]
+		}
+		for _, b := range line {
+			if b != '\r' {
+				run = 0
+				break
+			}
+		}
+		if j < 0 {
+			return run, reached
+		}
+		run++
+		if run >= rows {
+			reached = true
+		}
+		p = p[j+1:]
+	}
 }
 
 // startPTY runs cmd on a new PTY of the given size as pty.StartWithSize
@@ -436,19 +512,11 @@ func (s *Stream) appendLocked(p []byte) {
 		s.end += uint64(len(p) - RingSize)
 		p = p[len(p)-RingSize:]
 	}
-	for _, b := range p {
-		switch b {
-		case '\n':
-			s.lfRun++
-			if s.lfRun >= s.rows {
-				s.lagged, s.skipped = true, true
-			}
-		case '\r':
-		default:
-			s.lfRun = 0
-		}
+	var reached bool
+	if s.lfRun, reached = newlineRun(s.lfRun, s.rows, p); reached {
+		s.lagged, s.skipped = true, true
 	}
-	s.vt = stepVT(s.vt, &s.utf8Left, p)
+	s.vt, s.utf8Left = scanVT(s.vt, s.utf8Left, p)
 	for len(p) > 0 {
 		i := int(s.end % RingSize)
 		n := copy(s.ring[i:], p)
@@ -740,10 +808,6 @@ func (s *Stream) Resize(cols, rows int) error {
 	s.mu.Lock()
 	s.rows = rows
 	s.mu.Unlock()
-	select {
-	case s.poke <- struct{}{}:
-	default:
-	}
 	return pty.Setsize(s.pty, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -465,7 +466,8 @@ func TestRegistrySweepsUnviewed(t *testing.T) {
 }
 
 // A change of the window's size shows in the output as an OSC 6973
-// report, between sequences and characters, never inside one.
+// report when the stream's owner says it may have changed (CheckSize):
+// there is no timer.
 func TestStreamReportsWindowSize(t *testing.T) {
 	var mu sync.Mutex
 	cols, rows := 80, 24
@@ -483,11 +485,110 @@ func TestStreamReportsWindowSize(t *testing.T) {
 	mu.Lock()
 	cols, rows = 142, 40
 	mu.Unlock()
-	s.Resize(142, 40)
+	s.CheckSize()
 	readUntil(t, s, off, "\x1b]6973;142;40\x07", 5*time.Second)
 }
 
-func TestStepVT(t *testing.T) {
+// A size report waits for the end of an escape sequence or a character
+// that the output left open.
+func TestSizeReportBetweenSequences(t *testing.T) {
+	s := &Stream{ring: make([]byte, RingSize), wake: make(chan struct{}), rows: 24}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appendLocked([]byte("a\x1b]0;tit"))
+	s.pendingSize = []byte("<size>")
+	for _, part := range []string{"le\x1b", "\\€"[:2], "€"[1:2], "€"[2:]} {
+		s.appendLocked([]byte(part))
+	}
+	s.appendLocked([]byte("\x1b[3"))
+	s.appendLocked([]byte("1mz"))
+	got := string(s.ring[:s.end])
+	if want := "a\x1b]0;title\x1b\\€<size>\x1b[31mz"; got != want {
+		t.Fatalf("output %q, want %q", got, want)
+	}
+}
+
+// stepVT is the byte-by-byte state machine that scanVT must agree with.
+func stepVT(st vtState, utf8Left *int, p []byte) vtState {
+	for _, b := range p {
+		switch st {
+		case vtGround, vtUTF8:
+			switch {
+			case st == vtUTF8 && b&0xC0 == 0x80:
+				if *utf8Left--; *utf8Left == 0 {
+					st = vtGround
+				}
+				continue
+			case b == 0x1b:
+				st = vtEsc
+			case b >= 0xF0 && b < 0xF8:
+				st, *utf8Left = vtUTF8, 3
+			case b >= 0xE0 && b < 0xF0:
+				st, *utf8Left = vtUTF8, 2
+			case b >= 0xC0 && b < 0xE0:
+				st, *utf8Left = vtUTF8, 1
+			default:
+				st = vtGround
+			}
+		case vtEsc:
+			switch {
+			case b == '[':
+				st = vtCSI
+			case b == ']' || b == 'P' || b == 'X' || b == '^' || b == '_':
+				st = vtString
+			case b >= 0x20 && b <= 0x2F:
+				st = vtEscInter
+			case b == 0x1b:
+			default:
+				st = vtGround
+			}
+		case vtEscInter:
+			if b < 0x20 || b > 0x2F {
+				st = vtGround
+			}
+		case vtCSI:
+			if b >= 0x40 && b <= 0x7E {
+				st = vtGround
+			} else if b == 0x1b {
+				st = vtEsc
+			}
+		case vtString:
+			if b == 0x07 {
+				st = vtGround
+			} else if b == 0x1b {
+				st = vtStringEsc
+			}
+		case vtStringEsc:
+			if b == '\\' {
+				st = vtGround
+			} else if b != 0x1b {
+				st = vtString
+			}
+		}
+	}
+	return st
+}
+
+// lfRunRef is the byte-by-byte newline count that newlineRun must agree
+// with.
+func lfRunRef(run, rows int, p []byte) (int, bool) {
+	reached := false
+	for _, b := range p {
+		switch b {
+		case '\n':
+			run++
+			if run >= rows {
+				reached = true
+			}
+		case '\r':
+		default:
+			run = 0
+		}
+	}
+	return run, reached
+}
+
+func TestScanVT(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want vtState
@@ -505,9 +606,83 @@ func TestStepVT(t *testing.T) {
 		{"€"[:2], vtUTF8},
 		{"\x1b(B", vtGround},
 	} {
-		n := 0
-		if got := stepVT(vtGround, &n, []byte(c.in)); got != c.want {
-			t.Errorf("stepVT(%q) = %d, want %d", c.in, got, c.want)
+		if got, _ := scanVT(vtGround, 0, []byte(c.in)); got != c.want {
+			t.Errorf("scanVT(%q) = %d, want %d", c.in, got, c.want)
 		}
+	}
+}
+
+// scanVT and newlineRun skip text in large steps; they must end where the
+// byte-by-byte machines do, for any output cut anywhere.
+func TestScanAgreesBytewise(t *testing.T) {
+	alphabet := []byte("ab \r\n\r\n\x1b\x1b\x1b[]P_X^\\;0m(\x07\x20\x2f\x40\x7e\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xff\x80")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		p := make([]byte, rng.IntN(40))
+		for i := range p {
+			p[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		// The reference over the whole, scanVT over pieces.
+		left := 0
+		want := stepVT(vtGround, &left, p)
+		wantRun, wantReached := lfRunRef(0, 3, p)
+		st, l, run, reached := vtGround, 0, 0, false
+		for rest := p; len(rest) > 0; {
+			n := 1 + rng.IntN(len(rest))
+			st, l = scanVT(st, l, rest[:n])
+			var r bool
+			run, r = newlineRun(run, 3, rest[:n])
+			reached = reached || r
+			rest = rest[n:]
+		}
+		if st != want || (st == vtUTF8 && l != left) {
+			t.Fatalf("%q: scanVT ends at %d (utf8Left %d), bytewise at %d (%d)", p, st, l, want, left)
+		}
+		if run != wantRun || reached != wantReached {
+			t.Fatalf("%q: newlineRun %d %v, bytewise %d %v", p, run, reached, wantRun, wantReached)
+		}
+	}
+}
+
+// BenchmarkStreamScan is what every byte of output costs a stream before it
+// goes into the ring: the newline count and the escape-sequence state.
+// Claude's screen is text with colour sequences, a `cat` is plain text.
+func BenchmarkStreamScan(b *testing.B) {
+	var colour, plain bytes.Buffer
+	for i := 0; colour.Len() < readChunk; i++ {
+		fmt.Fprintf(&colour, "\x1b[38;2;%d;100;200m● line %d \x1b[0m— some text here, and more of it\r\n", i%256, i)
+	}
+	for i := 0; plain.Len() < readChunk; i++ {
+		fmt.Fprintf(&plain, "%d the quick brown fox jumps over the lazy dog, the quick brown fox\r\n", i)
+	}
+	for _, c := range []struct {
+		name string
+		p    []byte
+	}{{"text", plain.Bytes()[:readChunk]}, {"colour", colour.Bytes()[:readChunk]}} {
+		b.Run(c.name+"/scan", func(b *testing.B) {
+			b.SetBytes(int64(len(c.p)))
+			st, l, run := vtGround, 0, 0
+			for b.Loop() {
+				st, l = scanVT(st, l, c.p)
+				run, _ = newlineRun(run, 40, c.p)
+			}
+		})
+		b.Run(c.name+"/bytewise", func(b *testing.B) {
+			b.SetBytes(int64(len(c.p)))
+			st, l, run := vtGround, 0, 0
+			for b.Loop() {
+				st = stepVT(st, &l, c.p)
+				run, _ = lfRunRef(run, 40, c.p)
+			}
+		})
+		b.Run(c.name+"/append", func(b *testing.B) {
+			s := &Stream{ring: make([]byte, RingSize), wake: make(chan struct{}), rows: 40}
+			b.SetBytes(int64(len(c.p)))
+			for b.Loop() {
+				s.mu.Lock()
+				s.appendLocked(c.p)
+				s.mu.Unlock()
+			}
+		})
 	}
 }

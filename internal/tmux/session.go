@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -555,5 +556,54 @@ func (s *Server) SuspendAlone(ctx context.Context, tty string) error {
 		}
 	}
 	_, err = s.run(ctx, "suspend-client", "-t", tty)
+	return err
+}
+
+// resizedChannel is the wait-for channel that corral's window-resized hook
+// signals.
+const resizedChannel = "corral-window-resized"
+
+// HookWindowResized makes the server signal a channel whenever any of its
+// windows changes size, whoever changed it (a client that attached, typed
+// or resized under window-size latest, resize-window, a person's own
+// tmux client), for WaitWindowResized. It is set at run time, not in the
+// config file, so that a server an older corral started gets it too.
+//
+// It also signals the channel once. A waiter whose process was killed
+// stays on the channel in the server until the next signal, and would take
+// it from the next live waiter; this wakes any such waiter, or leaves the
+// signal for the next wait (a spurious wake-up, which costs one look).
+func (s *Server) HookWindowResized(ctx context.Context) error {
+	_, err := s.runCommands(ctx, s.configPath, [][]string{
+		{"set-hook", "-g", "window-resized", "wait-for -S " + resizedChannel},
+		{"wait-for", "-S", resizedChannel},
+	})
+	return err
+}
+
+// WaitWindowResized returns when a window changed size
+// (HookWindowResized), or at the latest after max: then it ends its wait by
+// signalling the channel itself rather than by killing the waiter (see
+// HookWindowResized), so the caller cannot tell the two apart and takes
+// either as a reason to look. A change since the last wait, while nobody
+// waited, counts: tmux keeps a signal nobody waited for until a waiter
+// comes.
+func (s *Server) WaitWindowResized(ctx context.Context, max time.Duration) error {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTimer(max)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		case <-t.C:
+			_, _ = s.run(ctx, "wait-for", "-S", resizedChannel)
+		}
+	})
+	// The time limit only guards against a signal that never comes.
+	_, err := s.runFor(ctx, max+s.timeout, s.configPath, [][]string{{"wait-for", resizedChannel}})
+	close(done)
+	wg.Wait()
 	return err
 }

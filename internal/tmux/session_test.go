@@ -1,6 +1,7 @@
 package tmux
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -369,4 +370,46 @@ func FuzzParsePanes(f *testing.F) {
 			t.Fatalf("%d panes from %d records", len(panes), strings.Count(out, recordSep))
 		}
 	})
+}
+
+// A window's change of size signals whoever waits, and one made while
+// nobody waited is kept for the next wait; a wait that nothing ends returns
+// after its limit.
+func TestWaitWindowResized(t *testing.T) {
+	s := startedServer(t)
+	newSession(t, s, NewSessionOptions{Name: "w", Argv: []string{"sleep", "300"}, Cols: 80, Rows: 24})
+	ctx := t.Context()
+	if err := s.HookWindowResized(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The hook's own signal, then the limit.
+	for range 2 {
+		if err := s.WaitWindowResized(ctx, 100*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Whether the resize comes before the wait or during it, the wait sees
+	// it well before its limit.
+	done := make(chan error, 1)
+	go func() { done <- s.WaitWindowResized(ctx, time.Hour) }()
+	if err := s.Resize(ctx, "w", 100, 30); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a resize did not end the wait")
+	}
+	// Nobody waits now: the next resize is kept for the next wait.
+	if err := s.Resize(ctx, "w", 90, 30); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.WaitWindowResized(wctx, time.Hour); err != nil {
+		t.Fatalf("the resize made while nobody waited was lost: %v", err)
+	}
 }

@@ -153,6 +153,11 @@ func (s *Server) run(ctx context.Context, args ...string) (string, error) {
 // runCommands runs several tmux commands in one client invocation, so they
 // execute back to back in the server with nothing in between.
 func (s *Server) runCommands(ctx context.Context, config string, cmds [][]string) (string, error) {
+	return s.runFor(ctx, s.timeout, config, cmds)
+}
+
+// runFor is runCommands with its own time limit.
+func (s *Server) runFor(ctx context.Context, timeout time.Duration, config string, cmds [][]string) (string, error) {
 	if len(s.socket) >= maxSocketPath {
 		return "", fmt.Errorf("tmux: socket path %q is too long (%d bytes, the limit is %d)", s.socket, len(s.socket), maxSocketPath-1)
 	}
@@ -163,7 +168,7 @@ func (s *Server) runCommands(ctx context.Context, config string, cmds [][]string
 		}
 		argv = append(argv, escapeArgs(c)...)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.bin, argv...)
 	cmd.Env = s.Env()

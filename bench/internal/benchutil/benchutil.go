@@ -323,6 +323,23 @@ func APIToken(corralBin, dataDir string, env []string, urlToken string) (string,
 	return strings.TrimSpace(string(out)), nil
 }
 
+// LoginURL returns a URL that logs a browser in to the dashboard at base: a
+// fresh one-time link from `corral login-link` (the one `corral serve`
+// prints is spent or revoked once APIToken has rotated the token), or, for
+// a corral without that command, base/?token=urlToken.
+func LoginURL(corralBin, dataDir string, env []string, base, urlToken string) (string, error) {
+	if _, err := exec.Command(corralBin, "login-link", "--help").CombinedOutput(); err != nil {
+		return base + "/?token=" + urlToken, nil
+	}
+	cmd := exec.Command(corralBin, "login-link")
+	cmd.Env = append(append([]string(nil), env...), "CORRAL_HOME="+dataDir)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("corral login-link: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // CleanEnv is the current environment without the variables that would tie
 // a child to an outer tmux, Claude or corral.
 func CleanEnv() []string {

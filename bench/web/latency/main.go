@@ -174,7 +174,11 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	// The browser.
 	var br *browser
 	if c.browser {
-		br, err = startBrowser(ctx, t, c, base, link)
+		login, err := benchutil.LoginURL(corralBin, dataDir, env, base, link)
+		if err != nil {
+			return err
+		}
+		br, err = startBrowser(ctx, t, c, login)
 		if err != nil {
 			return fmt.Errorf("chromium: %w", err)
 		}
@@ -458,7 +462,7 @@ func chromiumPath(c config) (string, error) {
 	return exec.LookPath("chromium")
 }
 
-func startBrowser(ctx context.Context, t *benchutil.TB, c config, base, token string) (*browser, error) {
+func startBrowser(ctx context.Context, t *benchutil.TB, c config, login string) (*browser, error) {
 	path, err := chromiumPath(c)
 	if err != nil {
 		return nil, fmt.Errorf("not found (apt-get install chromium, or -browser=false): %w", err)
@@ -491,12 +495,16 @@ func startBrowser(ctx context.Context, t *benchutil.TB, c config, base, token st
 			_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: recorder})
 			return err
 		}),
-		// Log in with the token URL; the page then opens its events socket.
-		chromedp.Navigate(base+"/?token="+token),
+		// Log in with the login link; the page then opens its events socket.
+		chromedp.Navigate(login),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="session-row"]`)),
 	)
 	if err != nil {
-		return nil, err
+		// Say what the page shows instead, so a changed page is found at once.
+		dctx, cancel := context.WithTimeout(bctx, 5*time.Second)
+		defer cancel()
+		text, _ := chromedp.Run(dctx, chromedp.Evaluate[string](`(document.body ? document.body.innerText : '').slice(0, 400)`))
+		return nil, fmt.Errorf("no session row on the page (%w); it shows %q", err, text)
 	}
 	return &browser{ctx: bctx}, nil
 }
