@@ -57,7 +57,8 @@ func (a *transcripts) watchDir(dir string) {
 // read outside the agent's lock (one reader per session at a time); the
 // lock is taken to apply what was found. The first read of a transcript
 // only gathers metadata (usage, last message): old interruptions and turn
-// ends are history, not signals.
+// ends are history, not signals. The subagents the transcript reports are
+// read too, for the usage and the day's cost.
 func (a *transcripts) readTranscript(id string) {
 	a.mu.Lock()
 	s, ok := a.sessions[id]
@@ -85,9 +86,15 @@ func (a *transcripts) readTranscript(id string) {
 		read = true
 		if b.Reset {
 			r.tokens.Reset()
+			r.subs.Reset()
 		}
 		for _, e := range b.Entries {
 			r.tokens.Add(e)
+			if run, ok := transcript.SubagentOf(e); ok {
+				// Its responses are in its own file, complete by now
+				// unless it runs in the background (Poll follows those).
+				r.subs.Read(run, func(se transcript.Entry) { r.tokens.AddSubagent(run.AgentID, se) })
+			}
 			for _, sig := range transcript.Signals(e) {
 				ev, ok := transcriptSignal(sig)
 				if !ok || !r.primed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded || ev.Kind == status.PromptSeen) {
@@ -103,6 +110,7 @@ func (a *transcripts) readTranscript(id string) {
 	if !read {
 		return
 	}
+	r.subs.Poll(r.tokens.AddSubagent)
 	r.primed = true
 	totals := r.tokens
 

@@ -52,7 +52,7 @@ type UsageTotals struct {
 	anchor string // uuid of the latest user line
 	// subAnchor is the anchor of each subagent's transcript (AddSubagent).
 	subAnchor map[string]string
-	seen   map[string]Usage
+	seen      map[string]Usage
 	// price is the cost of each response in seen.
 	price map[string]float64
 	order []string
