@@ -2,7 +2,9 @@ package transcript
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
@@ -72,19 +74,31 @@ func SubagentDir(transcriptPath string) string {
 
 func validSessionID(id string) bool { return validAgentID(id) }
 
-// maxLiveSubagents bounds the subagents still running (in the background)
-// that Subagents follows; the earliest are let go first.
+// maxLiveSubagents bounds the subagents Subagents follows; the earliest
+// are let go first.
 const maxLiveSubagents = 16
 
+// doneGrace is how long a finished subagent's transcript is still
+// followed: Claude writes the Agent tool's result to the session's
+// transcript before the subagent's own last lines reach its file.
+const doneGrace = time.Minute
+
 // Subagents reads the transcripts of one session's subagents, each from
-// where it stopped. A finished subagent's file is read to its end once,
-// when the main transcript reports it; a background one's is followed
-// (Poll) until maxLiveSubagents later ones push it out. It is not safe for
-// concurrent use; it never writes Claude's files.
+// where it stopped. A subagent's file is read when the main transcript
+// reports it, then followed (Poll): for doneGrace once it finished, until
+// maxLiveSubagents later ones push it out while it runs in the
+// background. It is not safe for concurrent use; it never writes
+// Claude's files.
 type Subagents struct {
 	dir   string
-	live  map[string]*Tailer
-	order []string // live agent ids, earliest first
+	live  map[string]*followed
+	order []string // followed agent ids, earliest first
+}
+
+type followed struct {
+	t *Tailer
+	// until is when a finished subagent is let go (zero: still running).
+	until time.Time
 }
 
 // NewSubagents reads the subagents of the session whose transcript is at
@@ -93,6 +107,9 @@ func NewSubagents(transcriptPath string) *Subagents {
 	return &Subagents{dir: SubagentDir(transcriptPath)}
 }
 
+// Dir is the directory of the subagents' transcripts ("" if none can be).
+func (s *Subagents) Dir() string { return s.dir }
+
 // Read reads what is new in run's transcript, passing each entry to fn,
 // and returns the bytes it consumed. A missing or unreadable file gives
 // nothing.
@@ -100,34 +117,35 @@ func (s *Subagents) Read(run SubagentRun, fn func(Entry)) int64 {
 	if s.dir == "" || !validAgentID(run.AgentID) {
 		return 0
 	}
-	t := s.live[run.AgentID]
-	if t == nil {
-		t = NewTailer(filepath.Join(s.dir, "agent-"+run.AgentID+".jsonl"), Position{})
-	}
-	n := drain(t, fn)
-	if run.Done {
-		s.forget(run.AgentID)
-		return n
-	}
-	if s.live[run.AgentID] == nil {
+	f := s.live[run.AgentID]
+	if f == nil {
+		f = &followed{t: NewTailer(filepath.Join(s.dir, "agent-"+run.AgentID+".jsonl"), Position{})}
 		if s.live == nil {
-			s.live = map[string]*Tailer{}
+			s.live = map[string]*followed{}
 		}
-		s.live[run.AgentID] = t
+		s.live[run.AgentID] = f
 		s.order = append(s.order, run.AgentID)
 		if len(s.order) > maxLiveSubagents {
 			s.forget(s.order[0])
 		}
 	}
-	return n
+	if run.Done && f.until.IsZero() {
+		f.until = time.Now().Add(doneGrace)
+	}
+	return drain(f.t, fn)
 }
 
-// Poll reads what is new in the transcripts of the subagents still
-// followed, and returns the bytes it consumed.
+// Poll reads what is new in the transcripts of the subagents followed,
+// and returns the bytes it consumed.
 func (s *Subagents) Poll(fn func(id string, e Entry)) int64 {
 	var n int64
-	for _, id := range s.order {
-		n += drain(s.live[id], func(e Entry) { fn(id, e) })
+	now := time.Now()
+	for _, id := range slices.Clone(s.order) {
+		f := s.live[id]
+		n += drain(f.t, func(e Entry) { fn(id, e) })
+		if !f.until.IsZero() && now.After(f.until) {
+			s.forget(id)
+		}
 	}
 	return n
 }
@@ -140,11 +158,8 @@ func (s *Subagents) forget(id string) {
 		return
 	}
 	delete(s.live, id)
-	for i, o := range s.order {
-		if o == id {
-			s.order = append(s.order[:i], s.order[i+1:]...)
-			break
-		}
+	if i := slices.Index(s.order, id); i >= 0 {
+		s.order = slices.Delete(s.order, i, i+1)
 	}
 }
 

@@ -243,3 +243,32 @@ func TestSubagentPaths(t *testing.T) {
 		t.Fatal("a bad agent id was taken")
 	}
 }
+
+// Claude writes the Agent tool's result before the subagent's last lines
+// reach its file: those still count, in the next answer.
+func TestTimelineViewSubagentLateLines(t *testing.T) {
+	path := subagentLayout(t, true)
+	file := filepath.Join(SubagentDir(path), "agent-"+subFirst+".jsonl")
+	lines := fixtureLines(t, subFlow+"/subagents/agent-"+subFirst+".jsonl")
+	var early strings.Builder
+	for _, l := range lines[:len(lines)-1] {
+		early.WriteString(string(l) + "\n")
+	}
+	writeFile(t, file, early.String())
+	v := NewTimelineView(path, 4<<20, 1000)
+	d, err := v.Since("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk := prompts(d.Items)["SUBAGENT please"]; tk.Responses != 3 {
+		t.Fatalf("before the last line: %+v", tk)
+	}
+	appendFile(t, file, string(lines[len(lines)-1])+"\n")
+	d, err = v.Since(d.Cursor)
+	if err != nil || d.Reset {
+		t.Fatalf("delta: %+v %v", d, err)
+	}
+	if tk := prompts(d.Items)["SUBAGENT please"]; tk.Responses != 4 {
+		t.Fatalf("after the last line: %+v in %+v", tk, d.Items)
+	}
+}

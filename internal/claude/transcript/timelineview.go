@@ -244,14 +244,10 @@ func (v *TimelineView) readSubagents(entries []Entry, afresh bool) (map[string]a
 		r.read += r.files.Read(run, u.Add)
 		r.note(run.AgentID, u)
 		changed[run.AgentID] = true
-		if !run.Done {
-			if r.usage == nil {
-				r.usage = map[string]*UsageTotals{}
-			}
-			r.usage[run.AgentID] = u
-		} else {
-			delete(r.usage, run.AgentID)
+		if r.usage == nil {
+			r.usage = map[string]*UsageTotals{}
 		}
+		r.usage[run.AgentID] = u
 	}
 	r.read += r.files.Poll(func(id string, e Entry) {
 		if u := r.usage[id]; u != nil {
@@ -261,7 +257,7 @@ func (v *TimelineView) readSubagents(entries []Entry, afresh bool) (map[string]a
 	})
 	for id, u := range r.usage {
 		if !r.files.Follows(id) {
-			delete(r.usage, id) // let go of: too many run in the background
+			delete(r.usage, id) // let go of (Subagents says when)
 		} else if changed[id] {
 			r.note(id, u)
 		}
