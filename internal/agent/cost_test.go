@@ -130,4 +130,21 @@ func TestSubagentCost(t *testing.T) {
 	if turn == nil || math.Abs(turn.CostUSD-1.5) > 1e-12 || turn.Responses != 2 || turn.Input != 300_000 {
 		t.Errorf("turn tokens %+v, want $1.50 in 2 responses", turn)
 	}
+
+	// What the subagent writes later (Claude's last lines come after the
+	// result; a background one goes on) is read as it comes: the
+	// session's transcript does not change.
+	f, err := os.OpenFile(filepath.Join(sub, "agent-a0123456789abcdef.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(reply("s3", "msg_3", 50_000, 0, `[{"type":"text","text":"more"}]`)) // $0.25
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 10*time.Second, "the subagent's later response in the cost today", func() bool {
+		cur, err := r.a.Session(ctxT(t), api.SessionRef{ID: s.ID})
+		return err == nil && math.Abs(cur.Usage.CostToday-1.75) < 1e-12
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
@@ -21,7 +22,14 @@ type transcripts struct {
 	twatch *fsnotify.Watcher
 	dmu    sync.Mutex
 	tdirs  map[string]bool
+	// sdirs are the subagents' directories watched (guarded by dmu),
+	// earliest first: at most maxSubagentDirs.
+	sdirs []string
 }
+
+// maxSubagentDirs bounds the subagents' directories watched, one per
+// Claude conversation that ran subagents; the earliest watch goes first.
+const maxSubagentDirs = 64
 
 // ensureTranscriptLocked starts following a session's transcript once its
 // path is known. It returns the transcript's directory ("" if none), which
@@ -50,6 +58,28 @@ func (a *transcripts) watchDir(dir string) {
 	}
 	if err := a.twatch.Add(dir); err == nil {
 		a.tdirs[dir] = true
+	}
+}
+
+// watchSubagents watches the directory of a session's subagents'
+// transcripts, so that what they write is read as it comes (a background
+// subagent writes while the session's transcript does not change).
+func (a *transcripts) watchSubagents(dir string) {
+	if dir == "" || a.twatch == nil {
+		return
+	}
+	a.dmu.Lock()
+	defer a.dmu.Unlock()
+	if slices.Contains(a.sdirs, dir) {
+		return
+	}
+	if a.twatch.Add(dir) != nil {
+		return
+	}
+	a.sdirs = append(a.sdirs, dir)
+	if len(a.sdirs) > maxSubagentDirs {
+		_ = a.twatch.Remove(a.sdirs[0])
+		a.sdirs = a.sdirs[1:]
 	}
 }
 
@@ -111,6 +141,9 @@ func (a *transcripts) readTranscript(id string) {
 		return
 	}
 	r.subs.Poll(r.tokens.AddSubagent)
+	if r.subs.Following() {
+		a.watchSubagents(r.subs.Dir())
+	}
 	r.primed = true
 	totals := r.tokens
 
@@ -154,7 +187,7 @@ func (a *transcripts) watchTranscripts() {
 			a.mu.Lock()
 			var ids []string
 			for _, s := range a.sessions {
-				if s.tr != nil && s.tr.path() == ev.Name {
+				if s.tr != nil && (s.tr.path() == ev.Name || s.tr.subs.Dir() == filepath.Dir(ev.Name)) {
 					ids = append(ids, s.id)
 				}
 			}

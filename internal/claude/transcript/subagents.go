@@ -196,5 +196,8 @@ func TurnTokensOf(t *UsageTotals) api.TurnTokens {
 	}
 }
 
+// Following says whether Poll has any subagent to read.
+func (s *Subagents) Following() bool { return len(s.order) > 0 }
+
 // Follows says whether Poll reads subagent id's transcript.
 func (s *Subagents) Follows(id string) bool { return s.live[id] != nil }
