@@ -75,3 +75,76 @@ func TestCostFromTranscript(t *testing.T) {
 		t.Errorf("turn tokens %+v, want $5 and $%v with one unpriced", prompts, want)
 	}
 }
+
+// TestSubagentCost: a subagent's responses, in its own transcript
+// (<project dir>/<session id>/subagents/agent-<id>.jsonl), count in the
+// day's cost and in the turn that launched it.
+func TestSubagentCost(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	s := r.shell("")
+	dir := filepath.Join(r.home, ".claude", "projects", "-proj")
+	sub := filepath.Join(dir, "c2", "subagents")
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "c2.jsonl")
+	at := time.Now().UTC().Format(time.RFC3339Nano)
+	reply := func(uuid, msg string, in, out int64, content string) string {
+		return fmt.Sprintf(`{"type":"assistant","uuid":%q,"requestId":"req_fake","timestamp":%q,"message":{"id":%q,"role":"assistant","model":"claude-opus-4-8","content":%s,`+
+			`"usage":{"input_tokens":%d,"output_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}}`+"\n", uuid, at, msg, content, in, out)
+	}
+	agent := `{"type":"user","isSidechain":true,"agentId":"a0123456789abcdef","uuid":"s1","timestamp":"` + at + `","message":{"role":"user","content":"sub task"}}` + "\n" +
+		reply("s2", "msg_2", 100_000, 0, `[{"type":"text","text":"done"}]`) // $0.50
+	if err := os.WriteFile(filepath.Join(sub, "agent-a0123456789abcdef.jsonl"), []byte(agent), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"type":"user","uuid":"u1","timestamp":"` + at + `","message":{"role":"user","content":"delegate"}}` + "\n" +
+		reply("a1", "msg_1", 200_000, 0, `[{"type":"tool_use","id":"toolu_01","name":"Agent","input":{"prompt":"sub task"}}]`) + // $1
+		`{"type":"user","uuid":"u2","timestamp":"` + at + `","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"done"}]},` +
+		`"toolUseResult":{"status":"completed","agentId":"a0123456789abcdef"}}` + "\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.sendHook(header(s.ID), payload{"session_id": "c2", "hook_event_name": "UserPromptSubmit", "prompt": "x", "transcript_path": path})
+
+	var got api.Usage
+	waitUntil(t, 10*time.Second, "the cost today", func() bool {
+		cur, err := r.a.Session(ctxT(t), api.SessionRef{ID: s.ID})
+		got = cur.Usage
+		return err == nil && got.CostDay != ""
+	})
+	if math.Abs(got.CostToday-1.5) > 1e-12 || got.InputTokens != 300_000 {
+		t.Errorf("usage %+v, want $1.50 today and 300k in (the subagent's too)", got)
+	}
+	tl, err := r.a.Timeline(ctxT(t), api.TimelineRequest{SessionRef: api.SessionRef{ID: s.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turn *api.TurnTokens
+	for _, it := range tl.Items {
+		if it.Kind == api.TimelinePrompt {
+			turn = it.Tokens
+		}
+	}
+	if turn == nil || math.Abs(turn.CostUSD-1.5) > 1e-12 || turn.Responses != 2 || turn.Input != 300_000 {
+		t.Errorf("turn tokens %+v, want $1.50 in 2 responses", turn)
+	}
+
+	// What the subagent writes later (Claude's last lines come after the
+	// result; a background one goes on) is read as it comes: the
+	// session's transcript does not change.
+	f, err := os.OpenFile(filepath.Join(sub, "agent-a0123456789abcdef.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(reply("s3", "msg_3", 50_000, 0, `[{"type":"text","text":"more"}]`)) // $0.25
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 10*time.Second, "the subagent's later response in the cost today", func() bool {
+		cur, err := r.a.Session(ctxT(t), api.SessionRef{ID: s.ID})
+		return err == nil && math.Abs(cur.Usage.CostToday-1.75) < 1e-12
+	})
+}

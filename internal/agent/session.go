@@ -59,15 +59,17 @@ type session struct {
 type transcriptReader struct {
 	mu   sync.Mutex
 	tail *transcript.Tailer
-	// tokens adds up the transcript's usage, deduplicated by message.
+	// tokens adds up the transcript's usage, deduplicated by message, and
+	// its subagents' (read by subs).
 	tokens transcript.UsageTotals
+	subs   *transcript.Subagents
 	// primed: the transcript's existing content has been read for
 	// metadata; only lines after it are status signals.
 	primed bool
 }
 
 func newTranscriptReader(path string) *transcriptReader {
-	return &transcriptReader{tail: transcript.NewTailer(path, transcript.Position{})}
+	return &transcriptReader{tail: transcript.NewTailer(path, transcript.Position{}), subs: transcript.NewSubagents(path)}
 }
 
 // path is the transcript's path, which never changes.

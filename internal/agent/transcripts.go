@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
@@ -21,7 +22,14 @@ type transcripts struct {
 	twatch *fsnotify.Watcher
 	dmu    sync.Mutex
 	tdirs  map[string]bool
+	// sdirs are the subagents' directories watched (guarded by dmu),
+	// earliest first: at most maxSubagentDirs.
+	sdirs []string
 }
+
+// maxSubagentDirs bounds the subagents' directories watched, one per
+// Claude conversation that ran subagents; the earliest watch goes first.
+const maxSubagentDirs = 64
 
 // ensureTranscriptLocked starts following a session's transcript once its
 // path is known. It returns the transcript's directory ("" if none), which
@@ -53,11 +61,34 @@ func (a *transcripts) watchDir(dir string) {
 	}
 }
 
+// watchSubagents watches the directory of a session's subagents'
+// transcripts, so that what they write is read as it comes (a background
+// subagent writes while the session's transcript does not change).
+func (a *transcripts) watchSubagents(dir string) {
+	if dir == "" || a.twatch == nil {
+		return
+	}
+	a.dmu.Lock()
+	defer a.dmu.Unlock()
+	if slices.Contains(a.sdirs, dir) {
+		return
+	}
+	if a.twatch.Add(dir) != nil {
+		return
+	}
+	a.sdirs = append(a.sdirs, dir)
+	if len(a.sdirs) > maxSubagentDirs {
+		_ = a.twatch.Remove(a.sdirs[0])
+		a.sdirs = a.sdirs[1:]
+	}
+}
+
 // readTranscript reads what is new in a session's transcript. The file is
 // read outside the agent's lock (one reader per session at a time); the
 // lock is taken to apply what was found. The first read of a transcript
 // only gathers metadata (usage, last message): old interruptions and turn
-// ends are history, not signals.
+// ends are history, not signals. The subagents the transcript reports are
+// read too, for the usage and the day's cost.
 func (a *transcripts) readTranscript(id string) {
 	a.mu.Lock()
 	s, ok := a.sessions[id]
@@ -85,9 +116,15 @@ func (a *transcripts) readTranscript(id string) {
 		read = true
 		if b.Reset {
 			r.tokens.Reset()
+			r.subs.Reset()
 		}
 		for _, e := range b.Entries {
 			r.tokens.Add(e)
+			if run, ok := transcript.SubagentOf(e); ok {
+				// Its responses are in its own file, complete by now
+				// unless it runs in the background (Poll follows those).
+				r.subs.Read(run, func(se transcript.Entry) { r.tokens.AddSubagent(run.AgentID, se) })
+			}
 			for _, sig := range transcript.Signals(e) {
 				ev, ok := transcriptSignal(sig)
 				if !ok || !r.primed && (ev.Kind == status.Interrupt || ev.Kind == status.TurnEnded || ev.Kind == status.PromptSeen) {
@@ -102,6 +139,10 @@ func (a *transcripts) readTranscript(id string) {
 	}
 	if !read {
 		return
+	}
+	r.subs.Poll(r.tokens.AddSubagent)
+	if r.subs.Following() {
+		a.watchSubagents(r.subs.Dir())
 	}
 	r.primed = true
 	totals := r.tokens
@@ -146,7 +187,7 @@ func (a *transcripts) watchTranscripts() {
 			a.mu.Lock()
 			var ids []string
 			for _, s := range a.sessions {
-				if s.tr != nil && s.tr.path() == ev.Name {
+				if s.tr != nil && (s.tr.path() == ev.Name || s.tr.subs.Dir() == filepath.Dir(ev.Name)) {
 					ids = append(ids, s.id)
 				}
 			}

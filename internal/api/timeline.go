@@ -52,7 +52,8 @@ type TurnTokens struct {
 	// CostUSD is what the responses cost at Anthropic's list prices
 	// (internal/claude/pricing); Unpriced counts those it leaves out for
 	// want of a price (an unknown model), so with Unpriced > 0 it is not
-	// the turn's cost. A turn's subagents are not counted.
+	// the turn's cost. The responses of the subagents the turn launched
+	// count in all of these (docs/api.md "Costs").
 	CostUSD  float64 `json:"cost_usd"`
 	Unpriced int     `json:"unpriced,omitempty"`
 }

@@ -206,7 +206,8 @@ type Usage struct {
 	// CostDay (the agent's local date, YYYY-MM-DD) cost at Anthropic's
 	// list prices (internal/claude/pricing), and TodayUnpriced how many
 	// of them it leaves out for want of a price (an unknown model).
-	// Subagents' own transcripts are not counted.
+	// The subagents' transcripts count too, each response on its own
+	// day; so do the token counts above.
 	CostToday     float64 `json:"cost_today_usd,omitempty"`
 	CostDay       string  `json:"cost_day,omitempty"`
 	TodayUnpriced int     `json:"today_unpriced,omitempty"`

@@ -43,6 +43,14 @@ func TestBrowserTimelineRich(t *testing.T) {
 			}
 			return fakeapi.Text("done sleeping")
 		}},
+		// A turn that runs a subagent: its responses count in the turn.
+		{Name: "subagent", Match: func(r *fakeapi.Request) bool { return strings.Contains(r.TurnPrompt, "SUBTEST") }, ReplyFunc: func(r *fakeapi.Request) fakeapi.Reply {
+			if r.TurnSteps == 0 {
+				return fakeapi.Agent("look around", "SUBWORK look around", "general-purpose", false)
+			}
+			return fakeapi.Text("the subagent looked")
+		}},
+		{Name: "the subagent", Contains: "SUBWORK", Reply: fakeapi.Text("looked around")},
 	}
 	h := newHarness(t, harnessOptions{fake: fakeapi.Options{Rules: rules}})
 	file = filepath.Join(h.proj, "notes.txt")
@@ -107,15 +115,25 @@ func TestBrowserTimelineRich(t *testing.T) {
 	turns(3)
 	saveShot(t, ctx, "timeline-desktop")
 
+	h.send(id, "SUBTEST")
+	turns(4)
+
 	// And what it used.
 	tk := get(t, ctx, 5*time.Second, "turn tokens", chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="turn-tokens"]')].map(e => e.textContent)`))
-	if len(tk) != 3 || !regexp.MustCompile(`^ · [0-9.]+k? in, [0-9.]+k? out$`).MatchString(tk[0]) {
+	if len(tk) != 4 || !regexp.MustCompile(`^ · [0-9.]+k? in, [0-9.]+k? out$`).MatchString(tk[0]) {
 		t.Errorf("turn tokens %q", tk)
 	}
 	// And what it cost: the agent prices each turn from its usage (the
 	// fake model answers as the claude-opus-4-8 that Claude asks for), the
-	// page shows that figure, and the sidebar the day's sum.
-	checkTurnCosts(t, ctx, h, id, 3)
+	// page shows that figure, and the sidebar the day's sum. The last
+	// turn's count its subagent's response (priced at the same rates):
+	// its own two and the subagent's one.
+	tl := checkTurnCosts(t, ctx, h, id, 4)
+	for _, it := range tl.Items {
+		if it.Kind == api.TimelinePrompt && strings.Contains(it.Text, "SUBTEST") && (it.Tokens == nil || it.Tokens.Responses != 3) {
+			t.Errorf("the subagent's turn: %+v, want 3 responses (the subagent's included)", it.Tokens)
+		}
+	}
 
 	// Search, and jump to a prompt.
 	within(t, ctx, 10*time.Second, "search",
@@ -126,15 +144,15 @@ func TestBrowserTimelineRich(t *testing.T) {
 		t.Errorf("search count %q", c)
 	}
 	n := get(t, ctx, 5*time.Second, "prompts", chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="jump-to-prompt"] option').length`))
-	if n != 4 {
-		t.Errorf("jump-to-prompt has %d options, want 3 prompts and the label", n)
+	if n != 5 {
+		t.Errorf("jump-to-prompt has %d options, want 4 prompts and the label", n)
 	}
 }
 
 // checkTurnCosts compares the per-turn cost the page shows with the agent's
 // figure in `corral timeline --json`, and the sidebar's cost today with
 // their sum (the session's transcript holds only these turns, all of today).
-func checkTurnCosts(t *testing.T, ctx context.Context, h *harness, id string, n int) {
+func checkTurnCosts(t *testing.T, ctx context.Context, h *harness, id string, n int) api.Timeline {
 	t.Helper()
 	var tl api.Timeline
 	if err := json.Unmarshal([]byte(h.corral("timeline", "--json", id)), &tl); err != nil {
@@ -181,4 +199,5 @@ func checkTurnCosts(t *testing.T, ctx context.Context, h *harness, id string, n 
 		got := get(t, ctx, 5*time.Second, "cost today", chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="total-cost"]')].map(e => e.textContent + ' | ' + e.title)`))
 		t.Errorf("cost today %q, want the title to say %s", got, wantTitle)
 	}
+	return tl
 }

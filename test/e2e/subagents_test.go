@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/claude/transcript"
 	"github.com/corral-dev/corral/internal/testkit/fakeapi"
 )
 
@@ -63,9 +66,77 @@ func TestSubagentTurn(t *testing.T) {
 	if !slices.Contains(seen, api.StatusNeedsInput) {
 		t.Errorf("the subagent's permission was never needs-input: %v", seen)
 	}
-	if got := h.lsOne(id); len(got.Subagents) != 0 {
+	got := h.lsOne(id)
+	if len(got.Subagents) != 0 {
 		t.Errorf("subagents left after the turn: %+v", got.Subagents)
 	}
+	checkSubagentCost(t, h, got)
+}
+
+// checkSubagentCost: the turn's tokens and cost are its own responses' and
+// its subagent's (in <session id>/subagents/ beside the transcript), and
+// the session's cost today is theirs too (its only turn).
+func checkSubagentCost(t *testing.T, h *harness, s api.Session) {
+	t.Helper()
+	sum := func(paths ...string) (transcript.UsageTotals, int) {
+		t.Helper()
+		var u transcript.UsageTotals
+		for _, p := range paths {
+			entries, _, err := transcript.ReadTailAt(p, 16<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				u.Add(e)
+			}
+		}
+		return u, transcript.TurnTokensOf(&u).Responses
+	}
+	subs, _ := filepath.Glob(filepath.Join(transcript.SubagentDir(s.TranscriptPath), "agent-*.jsonl"))
+	if len(subs) != 1 {
+		t.Fatalf("subagent transcripts %q", subs)
+	}
+	// What the files say, read again each time: Claude may still be
+	// writing the last lines.
+	var want, st, got api.TurnTokens
+	expect := func() {
+		own, _ := sum(s.TranscriptPath)
+		sub, _ := sum(subs[0])
+		want, st = transcript.TurnTokensOf(&own), transcript.TurnTokensOf(&sub)
+		want.Input += st.Input
+		want.Output += st.Output
+		want.CacheRead += st.CacheRead
+		want.CacheCreation += st.CacheCreation
+		want.Responses += st.Responses
+		want.CostUSD += st.CostUSD
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	match := func() bool {
+		expect()
+		var tl api.Timeline
+		if err := json.Unmarshal([]byte(h.corral("timeline", "--json", s.ID)), &tl); err != nil {
+			t.Fatalf("corral timeline --json: %v", err)
+		}
+		for _, it := range tl.Items {
+			if tk := it.Tokens; it.Kind == api.TimelinePrompt && tk != nil {
+				got = *tk
+				return tk.Input == want.Input && tk.Output == want.Output && tk.Responses == want.Responses && math.Abs(tk.CostUSD-want.CostUSD) < 1e-9
+			}
+		}
+		return false
+	}
+	ok := match()
+	for !ok && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		ok = match()
+	}
+	if !ok || st.Responses < 2 || st.CostUSD <= 0 {
+		t.Fatalf("the turn's tokens %+v, want its own and its subagent's %+v: %+v", got, st, want)
+	}
+	waitFor(t, 10*time.Second, "the cost today with the subagent's", func() bool {
+		u := h.lsOne(s.ID).Usage
+		return math.Abs(u.CostToday-want.CostUSD) < 1e-9 && u.InputTokens == want.Input
+	})
 }
 
 // TestBackgroundAgent: a background agent keeps the session busy after the

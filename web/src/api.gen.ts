@@ -559,7 +559,8 @@ export interface Usage {
    * CostDay (the agent's local date, YYYY-MM-DD) cost at Anthropic's
    * list prices (internal/claude/pricing), and TodayUnpriced how many
    * of them it leaves out for want of a price (an unknown model).
-   * Subagents' own transcripts are not counted.
+   * The subagents' transcripts count too, each response on its own
+   * day; so do the token counts above.
    */
   cost_today_usd?: number;
   cost_day?: string;
@@ -941,7 +942,8 @@ export interface TurnTokens {
    * CostUSD is what the responses cost at Anthropic's list prices
    * (internal/claude/pricing); Unpriced counts those it leaves out for
    * want of a price (an unknown model), so with Unpriced > 0 it is not
-   * the turn's cost. A turn's subagents are not counted.
+   * the turn's cost. The responses of the subagents the turn launched
+   * count in all of these (docs/api.md "Costs").
    */
   cost_usd: number;
   unpriced?: number;

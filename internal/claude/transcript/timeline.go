@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,15 @@ type TimelineBuilder struct {
 	counted      string
 	countedUsage MessageUsage
 	countedCost  float64
+	// sub links each subagent to the turn that launched it (AddSubagents).
+	sub map[string]subLink
+}
+
+// subLink is the turn (its prompt item's id) a subagent's responses count
+// in, and what of them the turn counts so far.
+type subLink struct {
+	turn    string
+	counted api.TurnTokens
 }
 
 // Timeline builds the whole timeline of a list of entries.
@@ -89,6 +99,78 @@ func (b *TimelineBuilder) Trim(n int) {
 	} else {
 		b.turn -= cut
 	}
+	for id, l := range b.sub {
+		if b.find(l.turn) < 0 {
+			delete(b.sub, id)
+		}
+	}
+}
+
+// find is the index of the item with id, -1 if none.
+func (b *TimelineBuilder) find(id string) int {
+	for i := len(b.items) - 1; i >= 0; i-- {
+		if b.items[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// AddSubagents adds to each turn what its subagents' responses add since
+// the last call: totals holds, by agent id, all that an agent's transcript
+// has said so far. It returns the turns changed, in timeline order.
+func (b *TimelineBuilder) AddSubagents(totals map[string]api.TurnTokens) []TimelineItem {
+	var idx []int
+	for id, l := range b.sub {
+		t, ok := totals[id]
+		if !ok || t == l.counted {
+			continue
+		}
+		i := b.find(l.turn)
+		if i < 0 {
+			continue
+		}
+		it := b.items[i]
+		tt := api.TurnTokens{}
+		if it.Tokens != nil {
+			tt = *it.Tokens
+		}
+		tt.Input += t.Input - l.counted.Input
+		tt.Output += t.Output - l.counted.Output
+		tt.CacheRead += t.CacheRead - l.counted.CacheRead
+		tt.CacheCreation += t.CacheCreation - l.counted.CacheCreation
+		tt.Responses += t.Responses - l.counted.Responses
+		tt.CostUSD += t.CostUSD - l.counted.CostUSD
+		tt.Unpriced += t.Unpriced - l.counted.Unpriced
+		it.Tokens = &tt
+		b.items[i] = it
+		l.counted = t
+		b.sub[id] = l
+		if !slices.Contains(idx, i) {
+			idx = append(idx, i)
+		}
+	}
+	slices.Sort(idx)
+	out := make([]TimelineItem, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, b.items[i])
+	}
+	return out
+}
+
+// linkSubagent counts a subagent's responses in the current turn. One
+// reported again (continued later) moves on with what was counted, so a
+// turn gets only what it added.
+func (b *TimelineBuilder) linkSubagent(run SubagentRun) {
+	if b.turn == 0 {
+		return
+	}
+	if b.sub == nil {
+		b.sub = map[string]subLink{}
+	}
+	l := b.sub[run.AgentID]
+	l.turn = b.items[b.turn-1].ID
+	b.sub[run.AgentID] = l
 }
 
 // Reset forgets everything, for a transcript that started over.
@@ -115,6 +197,9 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 	case EntryUser:
 		if e.Message == nil {
 			return nil
+		}
+		if run, ok := SubagentOf(e); ok {
+			b.linkSubagent(run)
 		}
 		c := e.Message.Content
 		hadResult := false

@@ -2,10 +2,13 @@ package transcript
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/corral-dev/corral/internal/api"
 )
 
 // TimelineView is the timeline of one transcript, kept current by reading
@@ -25,10 +28,36 @@ type TimelineView struct {
 	epoch string
 	pos   Position
 	b     TimelineBuilder
-	// at is, for each item, the offset after the read that last changed
-	// it; an item is in the answer for a cursor before that.
+	// at is, for each item, the mark (offset, see mark) after the read
+	// that last changed it; an item is in the answer for a cursor before that.
 	at map[string]int64
+	// subRead is the bytes of subagents' transcripts folded in: the
+	// cursor's mark is pos.Offset+subRead, so a subagent's cost that
+	// changes a turn reaches readers whose cursor the main file did not
+	// move past.
+	subRead int64
+
+	// rmu is held while the subagents' transcripts are read (never with mu).
+	rmu  sync.Mutex
+	subs subagentReads
 }
+
+// subagentReads is what a view knows of the subagents' transcripts.
+// Guarded by TimelineView.rmu.
+type subagentReads struct {
+	files *Subagents
+	// usage deduplicates the responses of the subagents still followed.
+	usage map[string]*UsageTotals
+	// totals is what each subagent's transcript said, order their ids
+	// (earliest first; bounded by maxSubagentTotals), read the bytes read.
+	totals map[string]api.TurnTokens
+	order  []string
+	read   int64
+}
+
+// maxSubagentTotals bounds the subagents a view remembers the totals of
+// (a view holds at most 2*maxItems items, so fewer turns than that).
+const maxSubagentTotals = 2048
 
 // NewTimelineView makes the view of the transcript at path. It starts
 // from the file's last tail bytes and keeps at most maxItems items in an
@@ -63,7 +92,7 @@ func (v *TimelineView) Since(cursor string) (TimelineDelta, error) {
 	d := TimelineDelta{Cursor: v.cursorLocked()}
 	items := v.b.items
 	epoch, off, ok := parseCursor(cursor)
-	if !ok || epoch != v.epoch || off > v.pos.Offset {
+	if !ok || epoch != v.epoch || off > v.markLocked() {
 		d.Reset = true
 		d.Items = append([]TimelineItem{}, items[max(len(items)-v.maxItems, 0):]...)
 		return d, nil
@@ -78,8 +107,11 @@ func (v *TimelineView) Since(cursor string) (TimelineDelta, error) {
 }
 
 func (v *TimelineView) cursorLocked() string {
-	return v.epoch + ":" + strconv.FormatInt(v.pos.Offset, 10)
+	return v.epoch + ":" + strconv.FormatInt(v.markLocked(), 10)
 }
+
+// markLocked is where the view stands: it grows with every byte read.
+func (v *TimelineView) markLocked() int64 { return v.pos.Offset + v.subRead }
 
 func parseCursor(c string) (string, int64, bool) {
 	epoch, off, ok := strings.Cut(c, ":")
@@ -103,9 +135,10 @@ func (v *TimelineView) update() error {
 			if err != nil {
 				return err
 			}
+			totals, read := v.readSubagents(entries, true)
 			v.mu.Lock()
 			if !v.built {
-				v.rebuildLocked(entries, end)
+				v.rebuildLocked(entries, end, totals, read)
 			}
 			v.mu.Unlock()
 			continue
@@ -127,6 +160,11 @@ func (v *TimelineView) update() error {
 				break
 			}
 		}
+		var totals map[string]api.TurnTokens
+		var read int64
+		if !reset {
+			totals, read = v.readSubagents(entries, false)
+		}
 		v.mu.Lock()
 		switch {
 		case v.pos != pos:
@@ -140,12 +178,21 @@ func (v *TimelineView) update() error {
 			continue
 		}
 		end := t.Position()
+		v.pos = end
+		if read > v.subRead {
+			v.subRead = read
+		}
+		mark := v.markLocked()
 		for _, e := range entries {
 			for _, it := range v.b.Add(e) {
-				v.at[it.ID] = end.Offset
+				v.at[it.ID] = mark
 			}
 		}
-		v.pos = end
+		if read >= v.subRead { // not an earlier reader's older totals
+			for _, it := range v.b.AddSubagents(totals) {
+				v.at[it.ID] = mark
+			}
+		}
 		if len(v.b.items) > 2*v.maxItems {
 			v.b.Trim(v.maxItems)
 			v.reindexLocked()
@@ -155,19 +202,82 @@ func (v *TimelineView) update() error {
 	}
 }
 
-func (v *TimelineView) rebuildLocked(entries []Entry, end Position) {
+func (v *TimelineView) rebuildLocked(entries []Entry, end Position, totals map[string]api.TurnTokens, read int64) {
 	v.b = TimelineBuilder{}
 	for _, e := range entries {
 		v.b.Add(e)
 	}
+	v.b.AddSubagents(totals)
 	v.b.Trim(v.maxItems)
+	v.pos, v.subRead = end, read
 	v.at = make(map[string]int64, len(v.b.items))
 	for _, it := range v.b.items {
-		v.at[it.ID] = end.Offset
+		v.at[it.ID] = v.markLocked()
 	}
-	v.pos = end
 	v.epoch = fmt.Sprintf("%x", time.Now().UnixNano())
 	v.built = true
+}
+
+// readSubagents reads what is new in the transcripts of the subagents
+// that entries report and of those still running, and returns what each
+// subagent's transcript said so far, with the bytes read in all (afresh:
+// the view is built again). It reads files: call it without mu.
+func (v *TimelineView) readSubagents(entries []Entry, afresh bool) (map[string]api.TurnTokens, int64) {
+	v.rmu.Lock()
+	defer v.rmu.Unlock()
+	r := &v.subs
+	if afresh || r.files == nil {
+		read := r.read
+		*r = subagentReads{files: NewSubagents(v.path), read: read}
+	}
+	changed := map[string]bool{}
+	for _, e := range entries {
+		run, ok := SubagentOf(e)
+		if !ok {
+			continue
+		}
+		u := r.usage[run.AgentID]
+		if u == nil {
+			// Read from the start: all it said is counted again.
+			u = &UsageTotals{}
+		}
+		r.read += r.files.Read(run, u.Add)
+		r.note(run.AgentID, u)
+		changed[run.AgentID] = true
+		if r.usage == nil {
+			r.usage = map[string]*UsageTotals{}
+		}
+		r.usage[run.AgentID] = u
+	}
+	r.read += r.files.Poll(func(id string, e Entry) {
+		if u := r.usage[id]; u != nil {
+			u.Add(e)
+			changed[id] = true
+		}
+	})
+	for id, u := range r.usage {
+		if !r.files.Follows(id) {
+			delete(r.usage, id) // let go of (Subagents says when)
+		} else if changed[id] {
+			r.note(id, u)
+		}
+	}
+	return maps.Clone(r.totals), r.read
+}
+
+// note records what subagent id's transcript said so far.
+func (r *subagentReads) note(id string, u *UsageTotals) {
+	if r.totals == nil {
+		r.totals = map[string]api.TurnTokens{}
+	}
+	if _, ok := r.totals[id]; !ok {
+		r.order = append(r.order, id)
+		if len(r.order) > maxSubagentTotals {
+			delete(r.totals, r.order[0])
+			r.order = r.order[1:]
+		}
+	}
+	r.totals[id] = TurnTokensOf(u)
 }
 
 // reindexLocked forgets the change offsets of items trimmed away.

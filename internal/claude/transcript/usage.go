@@ -43,33 +43,57 @@ type UsageTotals struct {
 
 	days []DayCost // the cost of the latest days (cost.go)
 
+	// usd, responses and unpriced are the cost of all responses, the
+	// responses and those without a price (TurnTokensOf).
+	usd       float64
+	responses int
+	unpriced  int
+
 	anchor string // uuid of the latest user line
-	seen   map[string]Usage
+	// subAnchor is the anchor of each subagent's transcript (AddSubagent).
+	subAnchor map[string]string
+	seen      map[string]Usage
 	// price is the cost of each response in seen.
 	price map[string]float64
 	order []string
 }
 
 // Add accounts for one entry; entries without usage only move the scope.
-func (t *UsageTotals) Add(e Entry) {
+func (t *UsageTotals) Add(e Entry) { t.add(e, "", &t.anchor) }
+
+// maxSubAnchors bounds the subagents whose scope AddSubagent remembers.
+const maxSubAnchors = 64
+
+// AddSubagent accounts for one entry of subagent id's transcript. Its
+// responses are keyed apart from the session's: fake APIs reuse ids.
+func (t *UsageTotals) AddSubagent(id string, e Entry) {
+	if t.subAnchor == nil || len(t.subAnchor) >= maxSubAnchors && t.subAnchor[id] == "" {
+		t.subAnchor = map[string]string{}
+	}
+	a := t.subAnchor[id]
+	t.add(e, "agent\x00"+id+"\x00", &a)
+	t.subAnchor[id] = a
+}
+
+func (t *UsageTotals) add(e Entry, scope string, anchor *string) {
 	if e.Type == EntryUser {
-		t.anchor = e.UUID
+		*anchor = e.UUID
 		return
 	}
 	u, ok := usageOf(e)
 	if !ok {
 		return
 	}
-	key := ""
+	key := scope
 	switch {
 	case u.RequestID != "":
 		// With the message id too: a proxy or fake that answers every
 		// request with one request id still has a message id per response.
-		key = "req\x00" + u.RequestID + "\x00" + u.MessageID
+		key += "req\x00" + u.RequestID + "\x00" + u.MessageID
 	case u.MessageID != "":
-		key = "msg\x00" + u.MessageID + "\x00" + t.anchor
+		key += "msg\x00" + u.MessageID + "\x00" + *anchor
 	default:
-		key = "line\x00" + e.UUID
+		key += "line\x00" + e.UUID
 	}
 	if t.seen == nil {
 		t.seen = map[string]Usage{}
@@ -89,9 +113,14 @@ func (t *UsageTotals) Add(e Entry) {
 	mu.CacheReadInputTokens, mu.CacheCreationInputTokens = next.CacheRead, next.CacheCreation
 	if usd, ok := priceOf(u.Model, &mu); ok {
 		t.addDay(e.Timestamp, usd-t.price[key], 0)
+		t.usd += usd - t.price[key]
 		t.price[key] = usd
 	} else if !dup {
 		t.addDay(e.Timestamp, 0, 1)
+		t.unpriced++
+	}
+	if !dup {
+		t.responses++
 	}
 	t.Input += next.Input - prev.Input
 	t.Output += next.Output - prev.Output

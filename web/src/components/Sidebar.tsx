@@ -69,8 +69,8 @@ export function costToday(list: Session[]): { usd: number; title: string } {
     unpriced += s.usage?.today_unpriced ?? 0;
   }
   let title =
-    `Cost today: the API responses written since midnight (each machine's local time) in the transcripts of the sessions listed here ` +
-    `(${n} of them cost something today), at Anthropic's list prices: $${usd.toFixed(4)}. Subagents and sessions no longer listed are not counted.`;
+    `Cost today: the API responses written since midnight (each machine's local time) in the transcripts of the sessions listed here and of their subagents ` +
+    `(${n} of them cost something today), at Anthropic's list prices: $${usd.toFixed(4)}. Sessions no longer listed are not counted.`;
   if (unpriced > 0) title += ` ${unpriced} response${unpriced === 1 ? '' : 's'} of a model without a known price left out.`;
   return { usd, title };
 }

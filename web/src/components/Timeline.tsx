@@ -479,7 +479,7 @@ class Item extends Component<ItemProps> {
                 {it.tokens && (
                   <span
                     data-testid="turn-tokens"
-                    title={`Tokens of this turn's ${it.tokens.responses} API response${it.tokens.responses === 1 ? '' : 's'}: ${it.tokens.input} input, ${it.tokens.cache_read} read from the cache, ${it.tokens.cache_creation} written to it, ${it.tokens.output} output`}
+                    title={`Tokens of this turn's ${it.tokens.responses} API response${it.tokens.responses === 1 ? '' : 's'} (its subagents' included): ${it.tokens.input} input, ${it.tokens.cache_read} read from the cache, ${it.tokens.cache_creation} written to it, ${it.tokens.output} output`}
                   >
                     {' · '}
                     {tokens(it.tokens.input + it.tokens.cache_read + it.tokens.cache_creation)} in, {tokens(it.tokens.output)} out
@@ -488,7 +488,7 @@ class Item extends Component<ItemProps> {
                 {it.tokens && !it.tokens.unpriced && (
                   <span
                     data-testid="turn-cost"
-                    title={`What this turn's API responses cost at Anthropic's list prices: $${it.tokens.cost_usd.toFixed(4)} (the agent's count from their usage; subagents not included)`}
+                    title={`What this turn's API responses cost at Anthropic's list prices: $${it.tokens.cost_usd.toFixed(4)} (the agent's count from their usage, the subagents it launched included)`}
                   >
                     {' · '}
                     {turnCost(it.tokens.cost_usd)}
