@@ -203,7 +203,7 @@ func (a *inputGate) waitStarted(ctx context.Context, id string) error {
 
 // SendText types text into a session, then presses Enter if asked.
 func (a *inputGate) SendText(ctx context.Context, req api.InputRequest) error {
-	id := req.ID
+	id, began := req.ID, now()
 	if err := checkText(req.Text); err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func (a *inputGate) SendText(ctx context.Context, req api.InputRequest) error {
 		if err := a.typeText(ctx, id, req.Text, req.Enter); err != nil {
 			return err
 		}
-		a.in.personActed(id, status.Input)
+		a.in.personActed(id, status.Input, began)
 		return nil
 	}
 	if err := a.waitStarted(ctx, id); err != nil {
@@ -269,7 +269,7 @@ func (a *inputGate) SendText(ctx context.Context, req api.InputRequest) error {
 			return err
 		}
 	}
-	a.in.personActed(id, status.Input)
+	a.in.personActed(id, status.Input, began)
 	return nil
 }
 
@@ -441,7 +441,7 @@ func (a *inputGate) keys(ctx context.Context, id string, keys ...string) error {
 // SendKeys presses named keys in a session, as given: the raw escape hatch,
 // which knows nothing of dialogs.
 func (a *inputGate) SendKeys(ctx context.Context, req api.KeysRequest) error {
-	id, keys := req.ID, req.Keys
+	id, keys, began := req.ID, req.Keys, now()
 	if _, err := a.get(id); err != nil {
 		return err
 	}
@@ -456,7 +456,7 @@ func (a *inputGate) SendKeys(ctx context.Context, req api.KeysRequest) error {
 	if err := a.keys(ctx, id, keys...); err != nil {
 		return err
 	}
-	a.in.personActed(id, status.Input)
+	a.in.personActed(id, status.Input, began)
 	a.afterKeys(id)
 	return nil
 }
@@ -479,7 +479,7 @@ func (a *inputGate) TerminalInput(id string) { a.afterKeys(id) }
 // person chose, located on the screen read now. An answer to a dialog that
 // is no longer on the screen is refused.
 func (a *inputGate) Answer(ctx context.Context, req api.AnswerRequest) (api.AnswerResult, error) {
-	id := req.ID
+	id, began := req.ID, now()
 	if req.Dialog == "" {
 		return api.AnswerResult{}, api.Errorf(api.CodeBadRequest, "an answer names its dialog (waiting_for.dialog_id)")
 	}
@@ -521,7 +521,7 @@ func (a *inputGate) Answer(ctx context.Context, req api.AnswerRequest) (api.Answ
 		return api.AnswerResult{}, err
 	}
 	a.log.Info("dialog answered", "session", id, "dialog", req.Dialog, "kind", v.kind, "answer", label)
-	a.in.personActed(id, status.Input)
+	a.in.personActed(id, status.Input, began)
 	a.afterKeys(id)
 	return api.AnswerResult{Answered: label}, nil
 }

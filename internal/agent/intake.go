@@ -63,10 +63,12 @@ func (a *intake) publishLocked(s *session, prev api.Status, notify bool) {
 	a.persist.markDirtyLocked(s.id)
 }
 
-func (a *intake) personActed(id string, k status.Kind) {
+// personActed records a person's act on a session, begun at `at` (zero:
+// now): it clears a review that came before it.
+func (a *intake) personActed(id string, k status.Kind, at time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if s, ok := a.sessions[id]; ok {
-		a.applyLocked(s, status.Signal{Kind: k})
+		a.applyLocked(s, status.Signal{Kind: k, At: at})
 	}
 }

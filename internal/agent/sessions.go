@@ -418,7 +418,7 @@ func (a *Agent) Viewed(ctx context.Context, req api.SessionRef) error {
 	if _, err := a.get(id); err != nil {
 		return err
 	}
-	a.in.personActed(id, status.Viewed)
+	a.in.personActed(id, status.Viewed, time.Time{})
 	return nil
 }
 

@@ -60,6 +60,11 @@ func TestRules(t *testing.T) {
 			events: []Signal{{Kind: FileStatus, FileStatus: "busy", At: at(30)}}, want: api.StatusBusy},
 		{name: "review becomes idle when viewed", from: review, events: []Signal{{Kind: Viewed}}, want: api.StatusIdle},
 		{name: "review becomes idle on input", from: review, events: []Signal{{Kind: Input}}, want: api.StatusIdle},
+		{name: "input begun after the review clears it", from: review, events: []Signal{{Kind: Input, At: at(25)}}, want: api.StatusIdle},
+		// The person's answer started a turn that ended (review at 20) before
+		// their act was recorded: what it did is new to them.
+		{name: "a review produced after the input began stands", from: review, events: []Signal{{Kind: Input, At: at(15)}}, want: api.StatusReview},
+		{name: "a review produced after the view began stands", from: review, events: []Signal{{Kind: Viewed, At: at(15)}}, want: api.StatusReview},
 		{name: "viewing a busy session changes nothing", from: busy, events: []Signal{{Kind: Viewed}}, want: api.StatusBusy},
 		{name: "session file idle does not erase review", from: review,
 			events: []Signal{{Kind: FileStatus, FileStatus: "idle", At: at(25)}}, want: api.StatusReview},

@@ -413,7 +413,11 @@ func step(s State, ev Signal, now time.Time) State {
 	case ClaudeExited:
 		s.toExited()
 	case Viewed, Input:
-		if s.Status == api.StatusReview {
+		// At, when set, is when the person began to act. A review whose
+		// signal was produced after that stands: a quick turn that their own
+		// answer or prompt started can end before the act is recorded, and
+		// what it did is new to them.
+		if s.Status == api.StatusReview && (ev.At.IsZero() || !ev.At.Before(s.Watermark)) {
 			s.Status = api.StatusIdle
 		}
 	case Restored:
