@@ -621,23 +621,22 @@ func (c *cluster) catchUpLoop(ctx context.Context) {
 
 func newClusterEventsBus(seq uint64, list, devs [][]byte) *events.Feed {
 	b := events.New(events.Options{FirstSeq: seq})
-	var ss []api.Session
-	for _, raw := range list {
-		var s api.Session
-		if json.Unmarshal(raw, &s) == nil {
-			ss = append(ss, s)
-		}
-	}
-	b.Load(ss)
-	var ds []api.Device
-	for _, raw := range devs {
-		var d api.Device
-		if json.Unmarshal(raw, &d) == nil {
-			ds = append(ds, d)
-		}
-	}
-	b.LoadDevices(ds)
+	b.Load(decodeRows[api.Session](list))
+	b.LoadDevices(decodeRows[api.Device](devs))
 	return b
+}
+
+// decodeRows decodes a snapshot's rows, leaving out any that do not
+// decode: one bad row must not keep a user's page from loading.
+func decodeRows[T any](rows [][]byte) []T {
+	var out []T
+	for _, raw := range rows {
+		var v T
+		if json.Unmarshal(raw, &v) == nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // userBus is a user's cluster bus, made from the log's snapshot at first
