@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 )
 
 func TestGetenv(t *testing.T) {
@@ -16,6 +17,17 @@ func TestGetenv(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// Start returns once the child has begun execve, but the kernel sets
+	// the new environment's bounds a moment later; until then
+	// /proc/<pid>/environ reads empty. Wait for it, with a deadline.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, ok, err := Getenv(cmd.Process.Pid, "CORRAL_SESSION"); err != nil || ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child's environment never appeared")
+		}
+	}
 	for key, want := range map[string]string{"CORRAL_SESSION": "abc", "B": "x=y", "A": "2"} {
 		if v, ok, err := Getenv(cmd.Process.Pid, key); err != nil || !ok || v != want {
 			t.Errorf("Getenv(%s) = %q, %v, %v; want %q", key, v, ok, err, want)
