@@ -165,14 +165,20 @@ func TestTerminalSizeReachesOtherViewers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	aOff = readSize(t, a, aOff, 80, 24)
+	// The stream may report the window's size before its tmux client has
+	// attached, and the window follows the client attached last: b must
+	// attach after a has, and a's shell prompt comes only through its
+	// client. The report and the prompt come in either order.
+	aOff = max(readUntil(t, a, aOff, "$ "), readSize(t, a, aOff, 80, 24))
 	b, bOff, _, err := r.a.OpenTerminal(ctx, s.ID, 120, 40, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	// b's first report is of 80x24 or 120x40, as its client has attached or
+	// not; either way one of 120x40 follows.
+	bOff = max(readUntil(t, b, bOff, "$ "), readSize(t, b, bOff, 120, 40))
 	aOff = readSize(t, a, aOff, 120, 40) // b attached
-	bOff = readSize(t, b, bOff, 120, 40)
 	if err := b.Resize(100, 30); err != nil {
 		t.Fatal(err)
 	}
@@ -187,14 +193,21 @@ func TestTerminalSizeReachesOtherViewers(t *testing.T) {
 // returns the offset after the report.
 func readSize(t *testing.T, st *term.Stream, off uint64, cols, rows int) uint64 {
 	t.Helper()
-	want := []byte(fmt.Sprintf("\x1b]%d;%d;%d\x07", term.SizeOSC, cols, rows))
+	return readUntil(t, st, off, fmt.Sprintf("\x1b]%d;%d;%d\x07", term.SizeOSC, cols, rows))
+}
+
+// readUntil reads st from off until its output holds text, and returns the
+// offset after it.
+func readUntil(t *testing.T, st *term.Stream, off uint64, text string) uint64 {
+	t.Helper()
+	want := []byte(text)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var all []byte
 	for {
 		b, err := st.Read(ctx, off, 64<<10)
 		if err != nil {
-			t.Fatalf("no size report %dx%d: %v (output %q)", cols, rows, err, all)
+			t.Fatalf("no %q: %v (output %q)", text, err, all)
 		}
 		all = append(all, b...)
 		off += uint64(len(b))

@@ -189,26 +189,32 @@ func TestBrowserDialogs(t *testing.T) {
 		chromedp.SendKeys(css(`[data-testid="prompt-box"]`), "RUNTOOL from the browser"),
 		chromedp.SendKeys(css(`[data-testid="prompt-box"]`), "\r"),
 	)
-	s := h.waitDialog(id, api.DialogPermission, 30*time.Second)
+	// The screen shows the dialog first; the hook's payload, a moment
+	// later, names the command, and the summary says it from then on.
+	s := h.rec.waitFor(30*time.Second, "the permission dialog with its command", func(s api.Session) bool {
+		return s.ID == id && s.Status == api.StatusNeedsInput && s.WaitingFor != nil &&
+			s.WaitingFor.Kind == api.DialogPermission && s.WaitingFor.DialogID != "" && len(s.WaitingFor.Options) > 0 &&
+			strings.HasPrefix(s.WaitingFor.Summary, "Allow Bash: touch")
+	})
 	w := s.WaitingFor
-	c := waitCard(t, ctx, w.DialogID, 20*time.Second)
-	if c.Title != w.Summary || !strings.HasPrefix(c.Title, "Allow Bash: touch") {
-		t.Errorf("card title %q, summary %q", c.Title, w.Summary)
-	}
+	var c card
+	waitFor(t, 20*time.Second, "the card to say "+w.Summary, func() bool {
+		c = waitCard(t, ctx, w.DialogID, 20*time.Second)
+		return c.Title == w.Summary
+	})
 	if strings.Contains(c.Text, "AskUserQuestion") || !strings.Contains(c.Text, "created_by_tool") {
 		t.Errorf("card text: %q", c.Text)
 	}
 	if !strings.Contains(c.Announce, "perm needs input: "+w.Summary) {
 		t.Errorf("announced %q", c.Announce)
 	}
-	row := get(t, ctx, 5*time.Second, "row", chromedp.Text(css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, id))))
-	if !strings.Contains(row, w.Summary) {
-		t.Errorf("the sidebar row does not say %q: %q", w.Summary, row)
-	}
-	tabTitle := get(t, ctx, 5*time.Second, "title", chromedp.Title())
-	if !strings.Contains(tabTitle, w.Summary) {
-		t.Errorf("tab title %q lacks %q", tabTitle, w.Summary)
-	}
+	rowSel := css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, id))
+	waitFor(t, 10*time.Second, "the sidebar row to say "+w.Summary, func() bool {
+		return strings.Contains(get(t, ctx, 5*time.Second, "row", chromedp.Text(rowSel)), w.Summary)
+	})
+	waitFor(t, 10*time.Second, "the tab title to say "+w.Summary, func() bool {
+		return strings.Contains(get(t, ctx, 5*time.Second, "title", chromedp.Title()), w.Summary)
+	})
 	// The person was typing a moment ago: the focus moves to the first
 	// option only once they pause.
 	waitFor(t, 10*time.Second, "the focus on the first option", func() bool {
@@ -367,7 +373,7 @@ func TestBrowserDialogs(t *testing.T) {
 	if c.Title != "Trust the files in this folder?" || c.Kind != api.DialogTrust {
 		t.Errorf("trust card: %+v", c)
 	}
-	row = get(t, ctx, 5*time.Second, "row", chromedp.Text(css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, trustID))))
+	row := get(t, ctx, 5*time.Second, "row", chromedp.Text(css(fmt.Sprintf(`[data-testid="session-row"][data-session-id="%s"]`, trustID))))
 	if !strings.Contains(row, "Trust the files in this folder?") {
 		t.Errorf("the untrusted session's row: %q", row)
 	}

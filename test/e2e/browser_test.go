@@ -57,18 +57,31 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("no-first-run", true),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 800),
 	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelC(); cancelA() })
-	// The browser lives as long as the context of its first run: start it
-	// here, not inside a step's deadline.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+	// A start can fail for want of the machine's resources at that moment
+	// (seen in CI: "Zygote could not fork" while other tests ran): that is
+	// not what the test checks, so it tries again, a bounded number of times.
+	const starts = 3
+	for i := 1; ; i++ {
+		// A fresh profile each try: a failed start may leave its lock.
+		actx, cancelA := chromedp.NewExecAllocator(context.Background(), append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		ctx, cancelC := chromedp.NewContext(actx)
+		// The browser lives as long as the context of its first run: start
+		// it here, not inside a step's deadline.
+		err := chromedp.Do(ctx)
+		if err == nil {
+			t.Cleanup(func() { cancelC(); cancelA() })
+			return ctx
+		}
+		cancelC()
+		cancelA()
+		if i == starts {
+			t.Fatalf("start chromium (%d tries): %v", starts, err)
+		}
+		t.Logf("start chromium, try %d: %v", i, err)
+		time.Sleep(time.Duration(i) * time.Second)
 	}
-	return ctx
 }
 
 // within runs browser actions with a deadline.
