@@ -25,6 +25,8 @@ import { parseTime } from './util';
 const SILENCE_MS = 45_000;
 const BACKOFF_MIN = 500;
 const BACKOFF_MAX = 15_000;
+/** How long events wait for a frame at most. */
+const FLUSH_LATE_MS = 50;
 
 export class EventsClient {
   socket: WebSocket | null = null;
@@ -38,6 +40,10 @@ export class EventsClient {
   private stopped = true;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private silenceTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Events received, not yet applied (see queue). */
+  private pending: CorralEvent[] = [];
+  private frame = 0;
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   start(): void {
     if (!this.stopped) return;
@@ -49,6 +55,7 @@ export class EventsClient {
 
   stop(): void {
     this.stopped = true;
+    this.drop();
     clearTimeout(this.retryTimer);
     clearTimeout(this.silenceTimer);
     window.removeEventListener('online', this.kick);
@@ -88,6 +95,7 @@ export class EventsClient {
   };
 
   private setSeq(n: number): void {
+    if (n === 0) this.drop();
     this.seq = n;
     lastSeq.value = n;
   }
@@ -198,6 +206,8 @@ export class EventsClient {
         this.reconnect(true);
         return;
       case 'snapshot':
+        // What came before it is older than it: apply that first.
+        this.flush();
         setSnapshot(ev.sessions ?? [], ev.devices ?? []);
         if (typeof ev.seq === 'number') this.setSeq(ev.seq);
         return;
@@ -210,8 +220,56 @@ export class EventsClient {
         this.reconnect(true);
         return;
       }
-      this.setSeq(ev.seq);
+      // The position moves now, so that order and gaps are judged on what
+      // arrived; lastSeq, which the page shows, moves when it is applied.
+      this.seq = ev.seq;
     }
+    this.queue(ev);
+  }
+
+  /**
+   * Events wait for the next frame and are applied together, in order, in
+   * one batch: a busy session sends several a second, and each applied
+   * alone cost the page a render of its signals' readers (docs/benchmarks.md
+   * §14). A hidden page draws no frames: there each is applied at once
+   * (its notifications must not wait for a frame that never comes).
+   */
+  private queue(ev: CorralEvent): void {
+    if (document.visibilityState === 'hidden' && this.pending.length === 0) {
+      batch(() => {
+        this.apply(ev);
+        lastSeq.value = this.seq;
+      });
+      return;
+    }
+    this.pending.push(ev);
+    if (this.pending.length > 1) return;
+    this.frame = requestAnimationFrame(this.flush);
+    // A frame can be late (an occluded window): the events are not.
+    this.flushTimer = setTimeout(this.flush, FLUSH_LATE_MS);
+  }
+
+  /** Applies the waiting events in order, in one batch. */
+  private flush = (): void => {
+    cancelAnimationFrame(this.frame);
+    clearTimeout(this.flushTimer);
+    const evs = this.pending;
+    if (evs.length === 0) return;
+    this.pending = [];
+    batch(() => {
+      for (const ev of evs) this.apply(ev);
+      lastSeq.value = this.seq;
+    });
+  };
+
+  /** Forgets the waiting events (a new connection starts from a snapshot). */
+  private drop(): void {
+    cancelAnimationFrame(this.frame);
+    clearTimeout(this.flushTimer);
+    this.pending = [];
+  }
+
+  private apply(ev: CorralEvent): void {
     switch (ev.type) {
       case 'session': {
         const s = ev.session;
