@@ -42,7 +42,7 @@ import (
 
 type config struct {
 	corral, empty, payloads, curl, out string
-	corralStatic, corralHook           string
+	corralStatic, corralHook, altHook  string
 	n, block, spaced, initRuns         int
 	gap                                time.Duration
 }
@@ -62,6 +62,7 @@ func main() {
 	flag.IntVar(&c.initRuns, "inittrace", 20, "runs of corral hook with GODEBUG=inittrace=1")
 	flag.StringVar(&c.corralStatic, "corral-static", "", "what-if: corral built with CGO_ENABLED=0 (optional)")
 	flag.StringVar(&c.corralHook, "corral-hook", "", "the corral-hook binary Claude runs (required)")
+	flag.StringVar(&c.altHook, "alt-hook", "", "what-if: another build of corral-hook, measured routed beside it (an A/B of a change in one run; optional)")
 	flag.Parse()
 	if *receiver {
 		runReceiver()
@@ -111,7 +112,7 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range []*string{&c.corral, &c.empty, &c.corralStatic, &c.corralHook} {
+	for _, p := range []*string{&c.corral, &c.empty, &c.corralStatic, &c.corralHook, &c.altHook} {
 		if *p == "" {
 			continue
 		}
@@ -176,6 +177,10 @@ func run(ctx context.Context, t *benchutil.TB, c config) error {
 	variants = append(variants, variant{name: "**sh script + curl** → Go HTTP receiver", cmd: shellquote.Quote(script), dest: destHTTP})
 	// What-ifs: where the time goes, and what a change would save.
 	variants = append(variants, variant{name: "`corral hook`, exec form (no sh)", argv: append([]string{c.corral}, hookArgs...), dest: destUnrouted, whatIf: true})
+	if c.altHook != "" {
+		variants = append(variants, variant{name: "the other `corral-hook` build (-alt-hook), routed",
+			argv: []string{c.altHook, "--data-dir", dataDir, hooks.OwnArg}, env: routedEnv, dest: destRouted, whatIf: true})
+	}
 	if c.corralStatic != "" {
 		variants = append(variants, variant{name: "`corral hook` built with CGO_ENABLED=0 (static)",
 			cmd: shellquote.Join(append([]string{c.corralStatic}, hookArgs...)...), dest: destUnrouted, whatIf: true})
