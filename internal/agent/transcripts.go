@@ -63,24 +63,27 @@ func (a *transcripts) watchDir(dir string) {
 
 // watchSubagents watches the directory of a session's subagents'
 // transcripts, so that what they write is read as it comes (a background
-// subagent writes while the session's transcript does not change).
-func (a *transcripts) watchSubagents(dir string) {
+// subagent writes while the session's transcript does not change). It
+// reports whether the watch is new: what was written before it started
+// sent no event, and the caller reads it.
+func (a *transcripts) watchSubagents(dir string) (added bool) {
 	if dir == "" || a.twatch == nil {
-		return
+		return false
 	}
 	a.dmu.Lock()
 	defer a.dmu.Unlock()
 	if slices.Contains(a.sdirs, dir) {
-		return
+		return false
 	}
 	if a.twatch.Add(dir) != nil {
-		return
+		return false
 	}
 	a.sdirs = append(a.sdirs, dir)
 	if len(a.sdirs) > maxSubagentDirs {
 		_ = a.twatch.Remove(a.sdirs[0])
 		a.sdirs = a.sdirs[1:]
 	}
+	return true
 }
 
 // readTranscript reads what is new in a session's transcript. The file is
@@ -141,8 +144,11 @@ func (a *transcripts) readTranscript(id string) {
 		return
 	}
 	r.subs.Poll(r.tokens.AddSubagent)
-	if r.subs.Following() {
-		a.watchSubagents(r.subs.Dir())
+	if r.subs.Following() && a.watchSubagents(r.subs.Dir()) {
+		// A subagent's last lines, written between the read above and
+		// the watch, would otherwise wait for the next write to either
+		// file, which may never come once the turn has ended.
+		r.subs.Poll(r.tokens.AddSubagent)
 	}
 	r.primed = true
 	totals := r.tokens

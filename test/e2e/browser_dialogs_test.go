@@ -271,7 +271,13 @@ func TestBrowserDialogs(t *testing.T) {
 		if _, err := os.Stat(made); err == nil {
 			t.Fatal("the tool ran after No with feedback")
 		}
-		if got := readPromptBox(t, ctx); got.Mode != "prompt" || got.Value != "" {
+		// The page hears of the turn's end a moment after the recorder.
+		got := readPromptBox(t, ctx)
+		for deadline := time.Now().Add(10 * time.Second); (got.Mode != "prompt" || got.Value != "") && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+			got = readPromptBox(t, ctx)
+		}
+		if got.Mode != "prompt" || got.Value != "" {
 			t.Errorf("after the feedback answer the prompt box is %+v", got)
 		}
 		// Again, to answer with a button.
