@@ -276,15 +276,22 @@ func writerOf(deviceID string) int {
 }
 
 func (c *cluster) writeLoop(ctx context.Context, w int) {
+	c.flushLoop(ctx, c.wake[w], "sessions", func(ctx context.Context) error { return c.flush(ctx, w) })
+}
+
+// flushLoop runs flush each time wake is signalled, until ctx ends. A
+// flush that fails leaves its work pending (each flush keeps what it could
+// not write) and is tried again after a backoff of 100 ms doubling to 5 s.
+func (c *cluster) flushLoop(ctx context.Context, wake chan struct{}, what string, flush func(context.Context) error) {
 	backoff := 100 * time.Millisecond
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-c.wake[w]:
+		case <-wake:
 		}
-		if err := c.flush(ctx, w); err != nil && ctx.Err() == nil {
-			c.h.log.Warn("cluster: writing sessions to the event log failed; retrying", "err", err)
+		if err := flush(ctx); err != nil && ctx.Err() == nil {
+			c.h.log.Warn("cluster: writing "+what+" to the event log failed; retrying", "err", err)
 			select {
 			case <-ctx.Done():
 				return
@@ -292,7 +299,7 @@ func (c *cluster) writeLoop(ctx context.Context, w int) {
 			}
 			backoff = min(2*backoff, 5*time.Second)
 			select {
-			case c.wake[w] <- struct{}{}:
+			case wake <- struct{}{}:
 			default:
 			}
 			continue
@@ -802,29 +809,7 @@ func (c *cluster) notified(user string, n api.Notification) {
 // newsLoop logs the notifications raised here until ctx ends; one that
 // fails stays first in line and is tried again.
 func (c *cluster) newsLoop(ctx context.Context) {
-	backoff := 100 * time.Millisecond
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.newsWake:
-		}
-		if err := c.flushNews(ctx); err != nil && ctx.Err() == nil {
-			c.h.log.Warn("cluster: writing notifications to the event log failed; retrying", "err", err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, 5*time.Second)
-			select {
-			case c.newsWake <- struct{}{}:
-			default:
-			}
-			continue
-		}
-		backoff = 100 * time.Millisecond
-	}
+	c.flushLoop(ctx, c.newsWake, "notifications", c.flushNews)
 }
 
 // flushNews logs what waits, a user's in one transaction, in order.
