@@ -476,6 +476,20 @@ type Notification struct {
 	// of ID (a dialog's details came after it was logged); a reader
 	// replaces that entry's message and does not alert again.
 	Updated bool `json:"updated,omitempty"`
+	// DialogID and Actions, on a needs-input notification whose dialog can
+	// be answered from a button: the dialog an answer must name, and the
+	// answers offered, the same as the push's. A page that shows its own
+	// notification shows these; it decides none of its own.
+	DialogID string               `json:"dialog_id,omitempty"`
+	Actions  []NotificationAction `json:"actions,omitempty"`
+}
+
+// NotificationAction is a notification's button. Action is what a press
+// answers with: "yes" or "no" (AnswerRequest.Choice), "option:N"
+// (AnswerRequest.Option).
+type NotificationAction struct {
+	Action string `json:"action"`
+	Title  string `json:"title"`
 }
 
 // Event is one entry of the event stream. Seq grows by one for every event

@@ -315,13 +315,8 @@ type Message struct {
 	relog int64
 }
 
-// Action is a notification's button. Action is what the service worker
-// answers with: "yes" or "no" (AnswerRequest.Choice), "option:N"
-// (AnswerRequest.Option).
-type Action struct {
-	Action string `json:"action"`
-	Title  string `json:"title"`
-}
+// Action is a notification's button (the push's and the event's alike).
+type Action = api.NotificationAction
 
 // maxActions bounds a message's buttons (Chrome shows two, macOS more).
 const maxActions = 4
@@ -445,10 +440,10 @@ func (n *Notifier) Handle(ctx context.Context, user string, ev api.Event) (api.N
 			return api.Notification{}, false
 		}
 		return api.Notification{ID: m.relog, Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name,
-			Reason: m.Reason, Title: m.Title, Message: m.Body, Updated: true}, true
+			Reason: m.Reason, Title: m.Title, Message: m.Body, Updated: true, DialogID: m.DialogID, Actions: m.Actions}, true
 	}
 	out := api.Notification{Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason,
-		Title: m.Title, Message: m.Body}
+		Title: m.Title, Message: m.Body, DialogID: m.DialogID, Actions: m.Actions}
 	id, err := n.store.AddNotification(ctx, store.Notification{
 		User: user, Time: ev.Time, Device: m.Device, SessionID: m.SessionID, SessionName: ev.Session.Name, Reason: m.Reason, Message: m.Body,
 	})

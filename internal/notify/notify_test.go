@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -393,8 +394,14 @@ func TestLogTakesLateDetails(t *testing.T) {
 	if !ok || first.Message != "Allow a tool?" || first.ID == 0 {
 		t.Fatalf("first: %v %+v", ok, first)
 	}
+	// The event carries the push's buttons and dialog, for a page's own
+	// notification.
+	allowDeny := []Action{{Action: "yes", Title: "Allow"}, {Action: "no", Title: "Deny"}}
+	if first.DialogID != "d1" || !slices.Equal(first.Actions, allowDeny) {
+		t.Fatalf("first's buttons: %+v", first)
+	}
 	up, ok := n.Handle(ctx, "u", ev(&api.Waiting{DialogID: "d1", Kind: api.DialogPermission, Tool: "Bash", Input: []byte(`{"command":"make"}`)}, false))
-	if !ok || !up.Updated || up.ID != first.ID || up.Message != "Allow Bash: make?" {
+	if !ok || !up.Updated || up.ID != first.ID || up.Message != "Allow Bash: make?" || up.DialogID != "d1" || !slices.Equal(up.Actions, allowDeny) {
 		t.Fatalf("update: %v %+v", ok, up)
 	}
 	log, err := n.Log(ctx, "u", 10)

@@ -842,6 +842,14 @@ export interface Notification {
    * replaces that entry's message and does not alert again.
    */
   updated?: boolean;
+  /**
+   * DialogID and Actions, on a needs-input notification whose dialog can
+   * be answered from a button: the dialog an answer must name, and the
+   * answers offered, the same as the push's. A page that shows its own
+   * notification shows these; it decides none of its own.
+   */
+  dialog_id?: string;
+  actions?: NotificationAction[];
 }
 
 /** Option is one numbered choice of a dialog on the screen. */
@@ -957,6 +965,16 @@ export interface GitLines {
   added: number;
   removed: number;
   binary?: boolean;
+}
+
+/**
+ * NotificationAction is a notification's button. Action is what a press
+ * answers with: "yes" or "no" (AnswerRequest.Choice), "option:N"
+ * (AnswerRequest.Option).
+ */
+export interface NotificationAction {
+  action: string;
+  title: string;
 }
 
 /** QuestionOption is one offered answer of a Question. */

@@ -2,8 +2,8 @@
 
 import { signal } from '@preact/signals';
 import { api, ApiError, cookie } from './api';
-import { config, openSession, selectedId, sessionsById, toast } from './store';
-import type { Notification as Notice, Session } from './types';
+import { config, openSession, selectedId, toast } from './store';
+import type { Notification as Notice } from './types';
 
 export type PermissionState = NotificationPermission | 'unsupported';
 
@@ -98,8 +98,9 @@ export function notifyEvent(n: Notice): void {
   if (!looking && pushEnabled.value) return;
   // The push's title: machine/session on a hub, and what happened.
   const title = n.title;
-  const s = sessionsById.value[id];
-  const actions = s ? notificationActions(s) : [];
+  // The buttons are the server's, as its push carries them (internal/notify
+  // actionsFor), with the dialog an answer names.
+  const actions = n.dialog_id ? (n.actions ?? []) : [];
   if (actions.length > 0 && 'serviceWorker' in navigator) {
     // Buttons need the service worker's notification; a press answers there (sw.ts).
     void registerSW().then((r) =>
@@ -109,7 +110,7 @@ export function notifyEvent(n: Notice): void {
         icon: '/icon-192.png',
         badge: '/icon-192.png',
         requireInteraction: true,
-        data: { session_id: id, url: `/#/s/${encodeURIComponent(id)}`, dialog_id: s?.waiting_for?.dialog_id ?? '', title },
+        data: { session_id: id, url: `/#/s/${encodeURIComponent(id)}`, dialog_id: n.dialog_id, title },
         actions,
       } as NotificationOptions),
     );
@@ -138,30 +139,6 @@ export function notifyEvent(n: Notice): void {
       }),
     );
   }
-}
-
-/**
- * The answers a dialog takes from a notification's buttons, as the server's
- * pushes carry them (internal/notify actionsFor): Allow and Deny for a
- * permission, a one-question single-choice question's plain options. None
- * without the dialog's id: an answer must name it.
- */
-export function notificationActions(s: Session): { action: string; title: string }[] {
-  const w = s.waiting_for;
-  if (s.status !== 'needs-input' || !w || !w.dialog_id) return [];
-  if (w.kind === 'permission') {
-    return [
-      { action: 'yes', title: 'Allow' },
-      { action: 'no', title: 'Deny' },
-    ];
-  }
-  if (w.kind === 'question' && !w.multi_select && (w.current ?? 0) >= 0 && (w.questions?.length ?? 0) <= 1) {
-    return (w.options ?? [])
-      .filter((o) => !o.text && !o.chat && o.number > 0 && o.label.trim())
-      .slice(0, 4)
-      .map((o) => ({ action: `option:${o.number}`, title: o.label.slice(0, 40) }));
-  }
-  return [];
 }
 
 /** base64url → bytes, for applicationServerKey. */
