@@ -323,13 +323,13 @@ func TestMessageActions(t *testing.T) {
 	perm := &api.Waiting{DialogID: "d1", Kind: api.DialogPermission, Tool: "Bash", Input: []byte(`{"command":"ls -la"}`)}
 	m, ok := MessageFor(api.Event{Type: api.EventSession, Notify: true, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusNeedsInput, WaitingFor: perm}})
 	if !ok || m.Body != "Allow Bash: ls -la?" || m.DialogID != "d1" || m.Kind != "permission" ||
-		len(m.Actions) != 2 || m.Actions[0] != (Action{"yes", "Allow"}) || m.Actions[1] != (Action{"no", "Deny"}) {
+		len(m.Actions) != 2 || m.Actions[0] != (Action{Action: "yes", Title: "Allow"}) || m.Actions[1] != (Action{Action: "no", Title: "Deny"}) {
 		t.Fatalf("permission: %+v", m)
 	}
 	q := &api.Waiting{DialogID: "d2", Kind: api.DialogQuestion, Questions: []api.Question{{Question: "Which?"}}, Options: []api.Option{
 		{Number: 1, Label: "Red"}, {Number: 2, Label: "Blue"}, {Number: 3, Label: "Type something", Text: true}, {Number: 4, Label: "Chat about this", Chat: true}}}
 	m, _ = MessageFor(api.Event{Type: api.EventSession, Notify: true, Session: &api.Session{ID: "s", Name: "a", Status: api.StatusNeedsInput, WaitingFor: q}})
-	if len(m.Actions) != 2 || m.Actions[0] != (Action{"option:1", "Red"}) || m.Actions[1] != (Action{"option:2", "Blue"}) {
+	if len(m.Actions) != 2 || m.Actions[0] != (Action{Action: "option:1", Title: "Red"}) || m.Actions[1] != (Action{Action: "option:2", Title: "Blue"}) {
 		t.Fatalf("question: %+v", m.Actions)
 	}
 	noID := *perm
