@@ -191,10 +191,8 @@ func TestBrowserDialogs(t *testing.T) {
 	)
 	// The screen shows the dialog first; the hook's payload, a moment
 	// later, names the command, and the summary says it from then on.
-	s := h.rec.waitFor(30*time.Second, "the permission dialog with its command", func(s api.Session) bool {
-		return s.ID == id && s.Status == api.StatusNeedsInput && s.WaitingFor != nil &&
-			s.WaitingFor.Kind == api.DialogPermission && s.WaitingFor.DialogID != "" && len(s.WaitingFor.Options) > 0 &&
-			strings.HasPrefix(s.WaitingFor.Summary, "Allow Bash: touch")
+	s := h.waitDialogWhere(id, api.DialogPermission, 30*time.Second, "with its command", func(w *api.Waiting) bool {
+		return strings.HasPrefix(w.Summary, "Allow Bash: touch")
 	})
 	w := s.WaitingFor
 	var c card

@@ -292,18 +292,22 @@ func TestBrowserTerminalJumpToLive(t *testing.T) {
 	// the phone's own selection works.
 	// (The sheet holds the terminal as it is when it opens: after a fast
 	// output the terminal may be in the middle of its redraw, docs/web-protocol.md.)
-	var sheet string
+	// It holds the terminal's last lines as the terminal has them (a
+	// redraw may differ from the first drawing in blank lines, which the
+	// copy keeps), and with them the output's end.
+	var sheet, term string
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		waitTerm(t, ctx, 15*time.Second, "the output after any redraw", func(s termState) bool { return strings.Contains(s.Text, "\nSEQ-DONE") })
+		term = waitTerm(t, ctx, 15*time.Second, "the output after any redraw", func(s termState) bool { return strings.Contains(s.Text, "\nSEQ-DONE") }).Text
 		within(t, ctx, 10*time.Second, "the copy sheet",
 			chromedp.Click(css(`[data-testid="keys-bar"] [data-key="Copy"]`)),
 			chromedp.WaitVisible(css(`[data-testid="copy-sheet-text"]`)))
 		sheet = get(t, ctx, 5*time.Second, "the sheet's text", chromedp.Evaluate[string](`document.querySelector('[data-testid="copy-sheet-text"]').value`))
-		if strings.Contains(sheet, "\n300\nSEQ-DONE") {
+		end, done := strings.LastIndex(sheet, "\n300\n"), strings.LastIndex(sheet, "\nSEQ-DONE\n")
+		if strings.HasSuffix(strings.TrimRight(term, " \n"), strings.TrimRight(sheet, " \n")) && end >= 0 && done > end {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the copy sheet lacks the output's end: %q", tail(sheet, 200))
+			t.Fatalf("the copy sheet is not the terminal's end with the output's end:\nsheet %q\nterminal %q", tail(sheet, 200), tail(term, 200))
 		}
 		within(t, ctx, 10*time.Second, "close the sheet",
 			chromedp.Click(css(`[data-testid="copy-sheet"] .copy-sheet-actions .btn:not(.btn-primary)`)),

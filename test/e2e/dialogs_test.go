@@ -23,9 +23,21 @@ import (
 // (it has an id to answer) and returns it.
 func (h *harness) waitDialog(id, kind string, timeout time.Duration) api.Session {
 	h.t.Helper()
-	return h.rec.waitFor(timeout, "a "+kind+" dialog read off the screen", func(s api.Session) bool {
+	return h.waitDialogWhere(id, kind, timeout, "", func(*api.Waiting) bool { return true })
+}
+
+// waitDialogWhere is waitDialog for a dialog that also satisfies also,
+// described by what ("" for none).
+func (h *harness) waitDialogWhere(id, kind string, timeout time.Duration, what string, also func(*api.Waiting) bool) api.Session {
+	h.t.Helper()
+	desc := "a " + kind + " dialog read off the screen"
+	if what != "" {
+		desc += ", " + what
+	}
+	return h.rec.waitFor(timeout, desc, func(s api.Session) bool {
 		return s.ID == id && s.Status == api.StatusNeedsInput && s.WaitingFor != nil &&
-			s.WaitingFor.Kind == kind && s.WaitingFor.DialogID != "" && len(s.WaitingFor.Options) > 0
+			s.WaitingFor.Kind == kind && s.WaitingFor.DialogID != "" && len(s.WaitingFor.Options) > 0 &&
+			also(s.WaitingFor)
 	})
 }
 

@@ -235,14 +235,11 @@ export class EventsClient {
    * (its notifications must not wait for a frame that never comes).
    */
   private queue(ev: CorralEvent): void {
-    if (document.visibilityState === 'hidden' && this.pending.length === 0) {
-      batch(() => {
-        this.apply(ev);
-        lastSeq.value = this.seq;
-      });
+    this.pending.push(ev);
+    if (document.visibilityState === 'hidden') {
+      this.flush(); // with any that came while it was shown, in order
       return;
     }
-    this.pending.push(ev);
     if (this.pending.length > 1) return;
     this.frame = requestAnimationFrame(this.flush);
     // A frame can be late (an occluded window): the events are not.
