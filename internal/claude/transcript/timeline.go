@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/corral-dev/corral/internal/api"
 	"github.com/corral-dev/corral/internal/claude"
@@ -54,6 +55,18 @@ type TimelineBuilder struct {
 	counted      string
 	countedUsage MessageUsage
 	countedCost  float64
+	// countedAt is when that response was written, and countedTurn the
+	// turn (index+1 of its prompt item, 0 for none) it counted in: Claude
+	// can write a turn's first response before the turn's prompt line, and
+	// the prompt then takes it (movePromptless).
+	countedAt     time.Time
+	countedTurn   int
+	countedPriced bool
+	// countedOrphan: that response's parent entry had not been seen yet
+	// (it comes later in the file); recent holds the last entries' uuids.
+	countedOrphan bool
+	recent        [16]string
+	nrecent       int
 	// sub links each subagent to the turn that launched it (AddSubagents).
 	sub map[string]subLink
 }
@@ -98,6 +111,11 @@ func (b *TimelineBuilder) Trim(n int) {
 		b.turn = 0
 	} else {
 		b.turn -= cut
+	}
+	if b.countedTurn-1 < cut {
+		b.countedTurn = 0
+	} else {
+		b.countedTurn -= cut
 	}
 	for id, l := range b.sub {
 		if b.find(l.turn) < 0 {
@@ -181,6 +199,7 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 	if e.IsSidechain {
 		return nil
 	}
+	defer b.saw(e.UUID)
 	var changed []TimelineItem
 	n := 0
 	add := func(it TimelineItem) {
@@ -231,6 +250,10 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 		case isPrompt(e, text):
 			add(TimelineItem{Kind: KindPrompt, Text: text})
 			b.turn = len(b.items)
+			changed = append(changed, b.movePromptless(e.Timestamp)...)
+			if b.countedTurn != b.turn {
+				b.counted = "" // a response does not span prompts (fake APIs reuse ids)
+			}
 		default:
 			if cmd, ok := slashCommand(text); ok && !e.IsMeta {
 				add(TimelineItem{Kind: KindCommand, Text: cmd})
@@ -245,7 +268,7 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 			add(TimelineItem{Kind: KindAPIError, Text: m.Content.Text(), Status: e.APIErrorStatus})
 			return changed
 		}
-		if p, ok := b.countUsage(m); ok {
+		if p, ok := b.countUsage(m, e.Timestamp, e.ParentUUID != "" && !b.seen(e.ParentUUID)); ok {
 			changed = append(changed, p)
 		}
 		if m.Content.IsString && strings.TrimSpace(m.Content.String) != "" {
@@ -293,13 +316,14 @@ func (b *TimelineBuilder) Add(e Entry) []TimelineItem {
 // once per response: the response's later lines (one per content block)
 // add only what their larger counts say (streamed lines can carry growing
 // output counts).
-func (b *TimelineBuilder) countUsage(m *Message) (TimelineItem, bool) {
-	if b.turn == 0 || m.Usage == nil || m.ID == "" || m.Model == SyntheticModel {
+func (b *TimelineBuilder) countUsage(m *Message, at time.Time, orphan bool) (TimelineItem, bool) {
+	if m.Usage == nil || m.ID == "" || m.Model == SyntheticModel {
 		return TimelineItem{}, false
 	}
 	first := m.ID != b.counted
 	if first {
 		b.counted, b.countedUsage, b.countedCost = m.ID, MessageUsage{}, 0
+		b.countedAt, b.countedTurn, b.countedOrphan = at, b.turn, orphan
 	}
 	prev := b.countedUsage
 	next := *m.Usage
@@ -312,7 +336,16 @@ func (b *TimelineBuilder) countUsage(m *Message) (TimelineItem, bool) {
 		return TimelineItem{}, false
 	}
 	b.countedUsage = next
-	it := b.items[b.turn-1]
+	usd, priced := priceOf(m.Model, &next)
+	cost := b.countedCost
+	if priced {
+		b.countedCost = usd
+	}
+	b.countedPriced = priced
+	if b.countedTurn == 0 {
+		return TimelineItem{}, false // no turn yet; a prompt may take it
+	}
+	it := b.items[b.countedTurn-1]
 	t := api.TurnTokens{}
 	if it.Tokens != nil {
 		t = *it.Tokens
@@ -321,11 +354,9 @@ func (b *TimelineBuilder) countUsage(m *Message) (TimelineItem, bool) {
 	t.Output += next.OutputTokens - prev.OutputTokens
 	t.CacheRead += next.CacheReadInputTokens - prev.CacheReadInputTokens
 	t.CacheCreation += next.CacheCreationInputTokens - prev.CacheCreationInputTokens
-	usd, priced := priceOf(m.Model, &next)
 	switch {
 	case priced:
-		t.CostUSD += usd - b.countedCost
-		b.countedCost = usd
+		t.CostUSD += usd - cost
 	case first:
 		t.Unpriced++
 	}
@@ -333,8 +364,61 @@ func (b *TimelineBuilder) countUsage(m *Message) (TimelineItem, bool) {
 		t.Responses++
 	}
 	it.Tokens = &t
-	b.items[b.turn-1] = it
+	b.items[b.countedTurn-1] = it
 	return it, true
+}
+
+// saw remembers an entry's uuid among the recent ones.
+func (b *TimelineBuilder) saw(uuid string) {
+	if uuid == "" {
+		return
+	}
+	b.recent[b.nrecent%len(b.recent)] = uuid
+	b.nrecent++
+}
+
+// seen says whether uuid is among the recent entries' uuids.
+func (b *TimelineBuilder) seen(uuid string) bool { return slices.Contains(b.recent[:], uuid) }
+
+// movePromptless gives the prompt just added (written at promptAt) the
+// response counted last, when that response came before its own parent
+// in the file and was written after the prompt: Claude can write a turn's
+// first response to the transcript before the turn's prompt line (seen
+// under load). It returns the items changed.
+func (b *TimelineBuilder) movePromptless(promptAt time.Time) []TimelineItem {
+	if b.counted == "" || !b.countedOrphan || b.countedTurn == b.turn || promptAt.IsZero() || !b.countedAt.After(promptAt) {
+		return nil
+	}
+	u := b.countedUsage
+	d := api.TurnTokens{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadInputTokens,
+		CacheCreation: u.CacheCreationInputTokens, Responses: 1, CostUSD: b.countedCost}
+	if !b.countedPriced {
+		d.Unpriced = 1
+	}
+	var changed []TimelineItem
+	shift := func(i int, sign int) {
+		it := b.items[i]
+		t := api.TurnTokens{}
+		if it.Tokens != nil {
+			t = *it.Tokens
+		}
+		t.Input += int64(sign) * d.Input
+		t.Output += int64(sign) * d.Output
+		t.CacheRead += int64(sign) * d.CacheRead
+		t.CacheCreation += int64(sign) * d.CacheCreation
+		t.Responses += sign * d.Responses
+		t.Unpriced += sign * d.Unpriced
+		t.CostUSD += float64(sign) * d.CostUSD
+		it.Tokens = &t
+		b.items[i] = it
+		changed = append(changed, it)
+	}
+	if b.countedTurn > 0 {
+		shift(b.countedTurn-1, -1)
+	}
+	shift(b.turn-1, 1)
+	b.countedTurn = b.turn
+	return changed
 }
 
 // maxPatchLines bounds the lines of a tool's patch kept for the timeline

@@ -1,10 +1,13 @@
 package transcript
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/corral-dev/corral/internal/api"
 )
 
 func TestTurnStateAlongFixture(t *testing.T) {
@@ -117,5 +120,57 @@ func TestReadTailBoundaries(t *testing.T) {
 	es, err = ReadTail(path, 1<<20)
 	if err != nil || len(es) != 2 {
 		t.Fatalf("%+v %v", es, err)
+	}
+}
+
+// Claude can write a turn's first response before the turn's prompt line
+// (seen under load: the response's parent, the prompt's attachment, comes
+// after it). The prompt takes that response; a response whose parent came
+// before it stays in its turn even when a later prompt is older.
+func TestTimelineResponseBeforeItsPrompt(t *testing.T) {
+	line := func(s string) Entry {
+		t.Helper()
+		e, err := ParseEntry([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	reply := func(uuid, parent, msg, at string, in int) Entry {
+		return line(fmt.Sprintf(`{"type":"assistant","uuid":%q,"parentUuid":%q,"timestamp":%q,"message":{"id":%q,"role":"assistant","model":"claude-opus-4-8","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":%d,"output_tokens":1}}}`, uuid, parent, at, msg, in))
+	}
+	prompt := func(uuid, parent, text, at string) Entry {
+		return line(fmt.Sprintf(`{"type":"user","uuid":%q,"parentUuid":%q,"timestamp":%q,"message":{"role":"user","content":%q}}`, uuid, parent, at, text))
+	}
+	attach := func(uuid, parent, at string) Entry {
+		return line(fmt.Sprintf(`{"type":"attachment","uuid":%q,"parentUuid":%q,"timestamp":%q}`, uuid, parent, at))
+	}
+	entries := []Entry{
+		prompt("p1", "", "first", "2026-12-01T10:00:00Z"),
+		reply("r1", "p1", "m1", "2026-12-01T10:00:01Z", 100),
+		reply("r2", "a2", "m2", "2026-12-01T10:00:05Z", 20), // before its prompt
+		prompt("p2", "r1", "second", "2026-12-01T10:00:04Z"),
+		attach("a2", "p2", "2026-12-01T10:00:04Z"),
+		reply("r3", "r2", "m3", "2026-12-01T10:00:09Z", 3),
+		prompt("p3", "r3", "third, typed earlier", "2026-12-01T10:00:08Z"),
+	}
+	got := map[string]api.TurnTokens{}
+	for _, it := range Timeline(entries) {
+		if it.Kind == KindPrompt {
+			tk := api.TurnTokens{}
+			if it.Tokens != nil {
+				tk = *it.Tokens
+			}
+			got[it.Text] = tk
+		}
+	}
+	if tk := got["first"]; tk.Input != 100 || tk.Responses != 1 {
+		t.Errorf("first turn %+v, want its own response only", tk)
+	}
+	if tk := got["second"]; tk.Input != 23 || tk.Responses != 2 {
+		t.Errorf("second turn %+v, want the response written before it and the next", tk)
+	}
+	if tk := got["third, typed earlier"]; tk.Responses != 0 {
+		t.Errorf("third turn %+v, took a response that is not its own", tk)
 	}
 }
