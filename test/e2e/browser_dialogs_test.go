@@ -270,12 +270,11 @@ func TestBrowserDialogs(t *testing.T) {
 			t.Fatal("the tool ran after No with feedback")
 		}
 		// The page hears of the turn's end a moment after the recorder.
-		got := readPromptBox(t, ctx)
-		for deadline := time.Now().Add(10 * time.Second); (got.Mode != "prompt" || got.Value != "") && time.Now().Before(deadline); {
-			time.Sleep(50 * time.Millisecond)
+		var got promptBox
+		if !eventually(10*time.Second, func() bool {
 			got = readPromptBox(t, ctx)
-		}
-		if got.Mode != "prompt" || got.Value != "" {
+			return got.Mode == "prompt" && got.Value == ""
+		}) {
 			t.Errorf("after the feedback answer the prompt box is %+v", got)
 		}
 		// Again, to answer with a button.

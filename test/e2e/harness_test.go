@@ -313,13 +313,20 @@ func inputLine(screen string) string {
 
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !eventually(timeout, cond) {
+		t.Fatalf("timed out after %v waiting for %s", timeout, what)
 	}
+}
+
+// eventually polls cond until it holds or timeout passes, and says which:
+// for a caller that reports what it saw last.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 // recorder follows the event stream and keeps every session's latest state

@@ -110,7 +110,6 @@ func checkSubagentCost(t *testing.T, h *harness, s api.Session) {
 		want.Responses += st.Responses
 		want.CostUSD += st.CostUSD
 	}
-	deadline := time.Now().Add(10 * time.Second)
 	match := func() bool {
 		expect()
 		var tl api.Timeline
@@ -125,18 +124,16 @@ func checkSubagentCost(t *testing.T, h *harness, s api.Session) {
 		}
 		return false
 	}
-	ok := match()
-	for !ok && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		ok = match()
-	}
-	if !ok || st.Responses < 2 || st.CostUSD <= 0 {
+	if !eventually(10*time.Second, match) || st.Responses < 2 || st.CostUSD <= 0 {
 		t.Fatalf("the turn's tokens %+v, want its own and its subagent's %+v: %+v", got, st, want)
 	}
-	waitFor(t, 10*time.Second, "the cost today with the subagent's", func() bool {
-		u := h.lsOne(s.ID).Usage
+	var u api.Usage
+	if !eventually(10*time.Second, func() bool {
+		u = h.lsOne(s.ID).Usage
 		return math.Abs(u.CostToday-want.CostUSD) < 1e-9 && u.InputTokens == want.Input
-	})
+	}) {
+		t.Fatalf("the cost today $%v and %d tokens in, want the turn's with the subagent's: %+v", u.CostToday, u.InputTokens, want)
+	}
 }
 
 // TestBackgroundAgent: a background agent keeps the session busy after the
