@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/corral-dev/corral/internal/api"
+	"github.com/corral-dev/corral/internal/testkit/testio"
 )
 
 func TestTurnStateAlongFixture(t *testing.T) {
@@ -172,5 +173,30 @@ func TestTimelineResponseBeforeItsPrompt(t *testing.T) {
 	}
 	if tk := got["third, typed earlier"]; tk.Responses != 0 {
 		t.Errorf("third turn %+v, took a response that is not its own", tk)
+	}
+}
+
+// The recorded case (testdata/response_before_prompt.jsonl, see its README): the turn counts all of
+// the session's responses, the one written before its prompt line too.
+func TestTimelineResponseBeforePromptFixture(t *testing.T) {
+	var entries []Entry
+	var all UsageTotals
+	for _, l := range testio.Lines(t, filepath.Join("testdata", "response_before_prompt.jsonl")) {
+		e, err := ParseEntry(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, e)
+		all.Add(e)
+	}
+	want := TurnTokensOf(&all)
+	var turns []api.TurnTokens
+	for _, it := range Timeline(entries) {
+		if it.Kind == KindPrompt && it.Tokens != nil {
+			turns = append(turns, *it.Tokens)
+		}
+	}
+	if len(turns) != 1 || turns[0].Input != want.Input || turns[0].Responses != want.Responses || want.Responses != 2 {
+		t.Fatalf("turns %+v, want one with all of %+v", turns, want)
 	}
 }
